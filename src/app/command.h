@@ -1,0 +1,29 @@
+#pragma once
+// Each subcommand lives in its own app/<name>_command.cc and registers
+// itself on the root CLI11 app. `run` is called after parsing, only for the
+// subcommand that was given; it returns the process exit code.
+#include <functional>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kgym::app {
+
+// Exit codes shared by every subcommand (DESIGN.md "Outputs").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNotAllPassed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_run_command(CLI::App& root);
+Command add_cases_command(CLI::App& root);
+Command add_verify_command(CLI::App& root);
+Command add_monitor_command(CLI::App& root);
+Command add_report_command(CLI::App& root);
+
+}  // namespace kgym::app

@@ -1,0 +1,90 @@
+#pragma once
+// The validated run configuration. Everything here has been checked by
+// load_config(); consumers never re-validate. Paths are absolute (relative
+// paths in a file are resolved against the file's directory, on the command
+// line against the current directory). Every key is documented in
+// docs/config.md.
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kgym {
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+struct AgentConfig {
+  std::string kind = "replay";  // "command" | "replay"
+  // kind: command
+  std::vector<std::string> argv;  // template with {workspace} {prompt_file} ...
+  std::map<std::string, std::string> env;
+  std::chrono::seconds timeout{1800};
+  std::string workdir = "{workspace}";  // template; cwd of the agent
+  std::vector<std::string> artifacts{"model_new.py"};  // artifacts[0] is the candidate
+  std::optional<std::string> model;
+  // kind: replay
+  std::filesystem::path replay_dir;
+};
+
+struct TimingConfig {
+  int warmup = 3;             // untimed calls per side before measuring
+  int repetitions = 20;       // timed calls per side (upper bound)
+  std::chrono::milliseconds budget{10000};  // per case, both sides together
+};
+
+struct VerifierConfig {
+  std::string backend = "cpu";     // "cpu" | "cuda" | "npu"
+  std::optional<std::string> python;  // interpreter; nullopt = auto-detect
+  std::string mode = "performance";   // "correctness" | "performance"
+  int trials = 3;
+  std::chrono::seconds timeout{600};  // whole verification of one case
+  int threads = 0;                    // torch/OpenMP threads; 0 = cores of the device
+  std::map<std::string, Tolerance> tolerances;  // by torch dtype name ("float32")
+  TimingConfig timing;
+  bool compile_cache = true;  // use ccache for extension builds when present
+};
+
+struct Config {
+  std::filesystem::path source;  // the YAML file ("<bundled default>" if none)
+  std::filesystem::path bench_dir;
+  std::string level = "level1";
+  std::string cases = "";  // selector; "" = every case of `level`
+  std::vector<std::string> devices{"all"};
+  int concurrency = 1;
+  std::filesystem::path output_root;
+  std::optional<std::string> run_name;  // default: timestamp
+  AgentConfig agent;
+  VerifierConfig verifier;
+  std::map<std::string, long long> overrides;  // problem.overrides
+  std::chrono::milliseconds monitor_poll{1000};
+};
+
+// A user-facing configuration error: where, which key, what is allowed.
+struct ConfigError {
+  std::string message;  // "FILE:LINE: key 'a.b': <problem>; <fix>"
+};
+
+struct ConfigSource {
+  std::optional<std::filesystem::path> file;  // nullopt = bundled default
+  std::vector<std::string> sets;              // "--set KEY=VALUE" items, in order
+  std::vector<std::string> overrides;         // "--override NAME=VALUE" items
+};
+
+// Loads, merges --set/--override, applies defaults and validates. Does not
+// touch the dataset or Python (see preflight in run/).
+std::expected<Config, ConfigError> load_config(const ConfigSource& source);
+
+// The bundled default config: configs/default.yaml of the kgym tree the
+// binary was built from ($KGYM_HOME overrides the tree's location).
+std::filesystem::path bundled_default_config();
+
+// Default tolerance for a dtype name; exact (0,0) for integer and bool.
+Tolerance default_tolerance(const std::string& dtype);
+
+}  // namespace kgym

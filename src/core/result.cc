@@ -1,0 +1,168 @@
+#include "core/result.h"
+
+namespace kgym {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+template <typename T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+json interval_json(const std::optional<Interval>& i) {
+  return i ? json::array({i->lo, i->hi}) : json(nullptr);
+}
+
+std::optional<Interval> interval_from(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return Interval{it->at(0).get<double>(), it->at(1).get<double>()};
+}
+
+json side_json(const TimingSide& s) {
+  return {{"median_ms", s.median_ms}, {"samples", s.samples}, {"ci95_ms", interval_json(s.ci95_ms)}};
+}
+
+TimingSide side_from(const json& j) {
+  return {j.at("median_ms").get<double>(), j.at("samples").get<int>(), interval_from(j, "ci95_ms")};
+}
+
+json speedup_json(const SpeedupEstimate& s) {
+  return {{"median", s.median}, {"ci95", interval_json(s.ci95)}};
+}
+
+SpeedupEstimate speedup_from(const json& j) {
+  return {j.at("median").get<double>(), interval_from(j, "ci95")};
+}
+
+}  // namespace
+
+std::string_view to_string(GenerationOutcome o) {
+  switch (o) {
+    case GenerationOutcome::kOk: return "ok";
+    case GenerationOutcome::kNonZeroExit: return "nonzero_exit";
+    case GenerationOutcome::kTimeout: return "timeout";
+    case GenerationOutcome::kMissingArtifact: return "missing_artifact";
+    case GenerationOutcome::kLaunchFailed: return "launch_failed";
+  }
+  return "launch_failed";
+}
+
+json to_json(const CaseResult& r) {
+  json j;
+  j["schema_version"] = r.schema_version;
+  j["case_id"] = r.case_id;
+  j["verdict"] = std::string(to_string(r.verdict));
+  j["reason"] = r.reason;
+  j["backend"] = r.backend;
+  j["mode"] = r.mode;
+  if (r.cheat) {
+    j["cheat"] = {{"rule", r.cheat->rule}, {"layer", r.cheat->layer}, {"evidence", r.cheat->evidence}};
+  } else {
+    j["cheat"] = nullptr;
+  }
+  const Correctness& c = r.correctness;
+  j["correctness"] = {{"trials", c.trials},
+                      {"trials_passed", c.trials_passed},
+                      {"shapes", c.shapes},
+                      {"max_abs_err", opt(c.max_abs_err)},
+                      {"max_rel_err", opt(c.max_rel_err)},
+                      {"failed_output", opt(c.failed_output)},
+                      {"failed_trial", opt(c.failed_trial)},
+                      {"seeds", c.seeds}};
+  if (r.performance) {
+    const Performance& p = *r.performance;
+    j["performance"] = {{"reference", side_json(p.reference)},
+                        {"candidate", side_json(p.candidate)},
+                        {"speedup", speedup_json(p.speedup)},
+                        {"noise_floor", p.noise_floor ? speedup_json(*p.noise_floor) : json(nullptr)},
+                        {"stop_reason", p.stop_reason},
+                        {"flags", p.flags}};
+  } else {
+    j["performance"] = nullptr;
+  }
+  if (r.generation) {
+    const Generation& g = *r.generation;
+    j["generation"] = {{"outcome", g.outcome},     {"exit_code", opt(g.exit_code)},
+                       {"duration_s", opt(g.duration_s)}, {"agent", g.agent},
+                       {"model", opt(g.model)},    {"tokens", {{"in", opt(g.tokens_in)}, {"out", opt(g.tokens_out)}}},
+                       {"cost", opt(g.cost)}};
+  } else {
+    j["generation"] = nullptr;
+  }
+  j["timings"] = {{"generate_s", opt(r.timings.generate_s)},
+                  {"compile_s", opt(r.timings.compile_s)},
+                  {"verify_s", opt(r.timings.verify_s)},
+                  {"total_s", opt(r.timings.total_s)}};
+  return j;
+}
+
+CaseResult result_from_json(const json& j) {
+  CaseResult r;
+  r.schema_version = j.at("schema_version").get<int>();
+  r.case_id = j.at("case_id").get<std::string>();
+  auto verdict = parse_verdict(j.at("verdict").get<std::string>());
+  if (!verdict) throw json::other_error::create(501, "unknown verdict " + j.at("verdict").dump(), &j);
+  r.verdict = *verdict;
+  r.reason = j.value("reason", "");
+  r.backend = j.value("backend", "");
+  r.mode = j.value("mode", "");
+  if (auto it = j.find("cheat"); it != j.end() && !it->is_null()) {
+    r.cheat = CheatFinding{it->at("rule").get<std::string>(), it->at("layer").get<std::string>(),
+                           it->at("evidence").get<std::string>()};
+  }
+  if (auto it = j.find("correctness"); it != j.end() && !it->is_null()) {
+    const json& c = *it;
+    r.correctness.trials = c.value("trials", 0);
+    r.correctness.trials_passed = c.value("trials_passed", 0);
+    r.correctness.shapes = c.value("shapes", std::vector<std::string>{});
+    r.correctness.max_abs_err = get_opt<double>(c, "max_abs_err");
+    r.correctness.max_rel_err = get_opt<double>(c, "max_rel_err");
+    r.correctness.failed_output = get_opt<int>(c, "failed_output");
+    r.correctness.failed_trial = get_opt<int>(c, "failed_trial");
+    r.correctness.seeds = c.value("seeds", std::vector<std::uint64_t>{});
+  }
+  if (auto it = j.find("performance"); it != j.end() && !it->is_null()) {
+    const json& p = *it;
+    Performance perf;
+    perf.reference = side_from(p.at("reference"));
+    perf.candidate = side_from(p.at("candidate"));
+    perf.speedup = speedup_from(p.at("speedup"));
+    if (auto nf = p.find("noise_floor"); nf != p.end() && !nf->is_null()) perf.noise_floor = speedup_from(*nf);
+    perf.stop_reason = p.value("stop_reason", "");
+    perf.flags = p.value("flags", std::vector<std::string>{});
+    r.performance = perf;
+  }
+  if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {
+    const json& g = *it;
+    Generation gen;
+    gen.outcome = g.value("outcome", "ok");
+    gen.exit_code = get_opt<int>(g, "exit_code");
+    gen.duration_s = get_opt<double>(g, "duration_s");
+    gen.agent = g.value("agent", "");
+    gen.model = get_opt<std::string>(g, "model");
+    if (auto t = g.find("tokens"); t != g.end() && t->is_object()) {
+      gen.tokens_in = get_opt<std::int64_t>(*t, "in");
+      gen.tokens_out = get_opt<std::int64_t>(*t, "out");
+    }
+    gen.cost = get_opt<double>(g, "cost");
+    r.generation = gen;
+  }
+  if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {
+    r.timings.generate_s = get_opt<double>(*it, "generate_s");
+    r.timings.compile_s = get_opt<double>(*it, "compile_s");
+    r.timings.verify_s = get_opt<double>(*it, "verify_s");
+    r.timings.total_s = get_opt<double>(*it, "total_s");
+  }
+  return r;
+}
+
+}  // namespace kgym

@@ -1,0 +1,45 @@
+#pragma once
+// state.json: the live state of a run, rewritten atomically on every
+// transition by run/ and read by monitor/. Times are wall-clock UNIX seconds
+// (they only stamp the record; durations inside the harness use a steady
+// clock).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kgym {
+
+inline constexpr int kStateSchemaVersion = 1;
+
+struct CaseState {
+  std::string id;
+  std::string phase = "pending";  // pending|probing|generating|waiting_device|verifying|done
+  std::string stage;              // workflow stage name, "" when none
+  int attempt = 0;
+  std::optional<int> pid;
+  std::optional<std::string> device;
+  std::optional<double> started_at;        // case left pending
+  std::optional<double> phase_started_at;  // current phase began
+  std::optional<double> finished_at;
+  std::optional<std::string> verdict;  // set when phase == done
+  std::optional<double> speedup;
+  std::string reason;
+};
+
+struct RunState {
+  int schema_version = kStateSchemaVersion;
+  std::string run_dir;
+  std::string status = "running";  // running|finished|interrupted
+  int harness_pid = 0;
+  double started_at = 0;
+  double updated_at = 0;
+  std::vector<CaseState> cases;
+};
+
+nlohmann::json to_json(const RunState& s);
+// Throws nlohmann::json::exception on a malformed document.
+RunState run_state_from_json(const nlohmann::json& j);
+
+}  // namespace kgym

@@ -1,0 +1,36 @@
+// kgym: a benchmark gym for compute kernels written by coding agents.
+#include <clocale>
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "app/command.h"
+
+int main(int argc, char** argv) {
+  std::setlocale(LC_ALL, "C");  // numbers in files and output are locale-proof
+  CLI::App root{"kgym: benchmark gym for compute kernels written by coding agents", "kgym"};
+  root.require_subcommand(1);
+  root.set_version_flag("--version", "kgym 0.1.0");
+  std::vector<kgym::app::Command> commands = {
+      kgym::app::add_run_command(root),     kgym::app::add_cases_command(root),
+      kgym::app::add_verify_command(root),  kgym::app::add_monitor_command(root),
+      kgym::app::add_report_command(root),
+  };
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = root.exit(e);
+    return code == 0 ? 0 : kgym::app::kExitUsage;
+  }
+  try {
+    for (auto& cmd : commands) {
+      if (cmd.app->parsed()) return cmd.run();
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kgym: internal error: {}\n", e.what());
+    return kgym::app::kExitUsage;
+  }
+  return kgym::app::kExitUsage;
+}

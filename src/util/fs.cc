@@ -1,0 +1,95 @@
+#include "util/fs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "util/unique_fd.h"
+
+namespace kgym::util {
+namespace {
+
+std::string os_error(std::string_view what, const std::filesystem::path& path) {
+  return fmt::format("{} {}: {}", what, path.string(), std::strerror(errno));
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(os_error("cannot open", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::unexpected(os_error("cannot read", path));
+  return ss.str();
+}
+
+std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+  std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
+  UniqueFd fd(::mkstemp(tmpl.data()));
+  if (!fd) return std::unexpected(os_error("cannot create temp file in", dir));
+  if (!write_all(fd.get(), data) || ::fsync(fd.get()) != 0) {
+    std::string err = os_error("cannot write", tmpl);
+    ::unlink(tmpl.c_str());
+    return std::unexpected(err);
+  }
+  ::fchmod(fd.get(), 0644);
+  fd.reset();
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    std::string err = os_error("cannot rename onto", path);
+    ::unlink(tmpl.c_str());
+    return std::unexpected(err);
+  }
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd) ::fsync(dfd.get());
+  return {};
+}
+
+std::expected<void, std::string> append_line_durable(const std::filesystem::path& path, std::string_view line) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd) return std::unexpected(os_error("cannot open", path));
+  std::string buf(line);
+  buf.push_back('\n');
+  if (!write_all(fd.get(), buf) || ::fsync(fd.get()) != 0) return std::unexpected(os_error("cannot append to", path));
+  return {};
+}
+
+std::expected<void, std::string> make_dirs(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return std::unexpected(fmt::format("cannot create directory {}: {}", path.string(), ec.message()));
+  return {};
+}
+
+std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::error_code ec;
+  auto st = std::filesystem::symlink_status(from, ec);
+  if (ec || !std::filesystem::exists(st)) return std::unexpected(fmt::format("{} does not exist", from.string()));
+  if (!std::filesystem::is_regular_file(st))
+    return std::unexpected(fmt::format("{} is not a regular file (links are not followed)", from.string()));
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return std::unexpected(fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message()));
+  return {};
+}
+
+}  // namespace kgym::util

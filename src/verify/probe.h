@@ -1,0 +1,53 @@
+#pragma once
+// The reference probe: one run of the problem's reference model alone, in a
+// Python worker, to learn its inputs and outputs (for SPEC.md, and later for
+// problem lint). The worker writes a JSON document (schema in
+// docs/worker-protocol.md); read_probe() parses it.
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kgym::verify {
+
+struct TensorInfo {
+  std::string kind;   // "tensor" | "int" | "float" | "bool" | "other"
+  std::string dtype;  // torch dtype name without "torch.", e.g. "float32"; "" for non-tensors
+  std::vector<long long> shape;
+  std::string repr;   // short text for non-tensors ("16"), "" for tensors
+};
+
+struct ProbeResult {
+  std::vector<TensorInfo> init_inputs;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::map<std::string, long long> constants;  // module-level int constants after overrides
+  std::vector<std::string> parameters;        // "name: dtype[shape]" of the model's state_dict
+  double forward_ms = 0;                      // one reference forward, wall time
+  std::string torch_version;
+};
+
+struct ProbeRequest {
+  std::string python;
+  std::filesystem::path problem;
+  std::map<std::string, long long> overrides;
+  unsigned long long seed = 0;
+  int threads = 1;
+};
+
+// argv of a child process that probes the problem and writes the result to
+// `out_json` (exit 0), or an error document and exit 1. The worker script is
+// written to `worker_path` by the caller (write_worker_script()).
+std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
+                                       const std::filesystem::path& out_json);
+
+// Writes the embedded worker script to `path` (mode 0444). Returns an error
+// message on failure.
+std::expected<void, std::string> write_worker_script(const std::filesystem::path& path);
+
+// Parses the probe document; on a worker-side error returns its message
+// (e.g. "problem defines no class Model").
+std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& out_json);
+
+}  // namespace kgym::verify

@@ -1,0 +1,36 @@
+#pragma once
+// Verification of one candidate against one problem (DESIGN.md "Trust
+// model" 2-4): the reference and the candidate run in two separate Python
+// worker processes; the parent (this code) generates the per-trial seeds,
+// relays the reference's inputs to the candidate, receives every output and
+// compares them itself; in performance mode it times both sides with the
+// same method. Every outcome is a CaseResult, never an exception.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "core/config.h"
+#include "core/result.h"
+
+namespace kgym::verify {
+
+struct VerifyRequest {
+  std::string case_id;             // for the result; may be "" for ad-hoc use
+  std::filesystem::path problem;   // the reference problem file
+  std::filesystem::path candidate; // the candidate file (defines ModelNew)
+  std::filesystem::path scratch_dir;  // writable, private to this verification
+  std::string python;              // resolved interpreter
+  VerifierConfig config;
+  std::map<std::string, long long> overrides;
+  std::string device = "all";      // cpu: core list ("0-3", "all")
+  std::uint64_t run_seed = 0;      // trial seeds are derived from it
+};
+
+nlohmann::json to_json(const VerifyRequest& r);
+VerifyRequest verify_request_from_json(const nlohmann::json& j);
+
+// Runs the verification; writes worker logs to scratch_dir/verify.log.
+CaseResult verify_candidate(const VerifyRequest& req);
+
+}  // namespace kgym::verify
