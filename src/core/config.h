@@ -43,7 +43,8 @@ struct VerifierConfig {
   std::optional<std::string> python;  // interpreter; nullopt = auto-detect
   std::string mode = "performance";   // "correctness" | "performance"
   int trials = 3;
-  std::chrono::seconds timeout{600};  // whole verification of one case
+  std::chrono::seconds timeout{600};       // whole verification of one case (incl. compile)
+  std::chrono::seconds call_timeout{60};   // one worker request (a trial, a timing batch) after import
   int threads = 0;                    // torch/OpenMP threads; 0 = cores of the device
   std::map<std::string, Tolerance> tolerances;  // by torch dtype name ("float32")
   TimingConfig timing;
