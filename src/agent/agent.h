@@ -1,0 +1,63 @@
+#pragma once
+// The agent seam: what produces a candidate for one case. An agent either
+// finishes at once (replay copies a stored file) or asks the scheduler to run
+// one child process (command); in both cases the harness then collects the
+// declared artifacts from the agent's work dir itself.
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/result.h"
+#include "util/process_runner.h"
+
+namespace kgym::agent {
+
+struct AgentTask {
+  std::string case_id;  // "level1/19_ReLU"
+  std::string level;    // "level1"
+  std::string stem;     // "19_ReLU"
+  std::filesystem::path case_dir;   // RUN_DIR/cases/<level>/<stem>
+  std::filesystem::path workspace;  // the agent's own work dir (seeded with SPEC.md, prompt.md, task_desc.py)
+  std::filesystem::path prompt_file;
+  std::filesystem::path spec_file;
+  std::string device;  // leased device, "" when the agent holds none
+};
+
+// What the scheduler must do to generate: nothing more (process empty) or run
+// `process` with a deadline of `timeout`.
+struct AgentLaunch {
+  std::optional<util::ProcessSpec> process;
+  std::chrono::seconds timeout{0};
+};
+
+struct GenerationFailure {
+  GenerationOutcome outcome;
+  std::string reason;
+};
+
+class Agent {
+ public:
+  virtual ~Agent() = default;
+  virtual std::string name() const = 0;              // "replay", "command"
+  virtual std::optional<std::string> model() const = 0;
+  // Artifact paths relative to the work dir; the first is the candidate.
+  virtual const std::vector<std::string>& artifacts() const = 0;
+  // The agent's cwd for a task (its work dir unless the config says otherwise).
+  virtual std::filesystem::path workdir(const AgentTask& task) const = 0;
+  virtual std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const = 0;
+};
+
+std::unique_ptr<Agent> make_agent(const AgentConfig& config);
+
+// Copies the declared artifacts from `workdir` into `candidate_dir` (regular
+// files only; links are refused). Returns the candidate file's new path.
+std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(const Agent& agent,
+                                                                         const std::filesystem::path& workdir,
+                                                                         const std::filesystem::path& candidate_dir);
+
+}  // namespace kgym::agent

@@ -1,0 +1,105 @@
+// The two built-in agent kinds: `replay` (a stored candidate per case) and
+// `command` (any program, run by the scheduler as a child process).
+#include <fmt/format.h>
+
+#include "agent/agent.h"
+#include "agent/template.h"
+#include "util/fs.h"
+
+namespace kgym::agent {
+namespace {
+
+std::map<std::string, std::string> placeholders(const AgentTask& task, const AgentConfig& config) {
+  return {{"workspace", task.workspace.string()}, {"prompt_file", task.prompt_file.string()},
+          {"spec_file", task.spec_file.string()}, {"case_id", task.case_id},
+          {"model", config.model.value_or("")},   {"device", task.device}};
+}
+
+class ReplayAgent final : public Agent {
+ public:
+  explicit ReplayAgent(AgentConfig config) : config_(std::move(config)) {}
+  std::string name() const override { return "replay"; }
+  std::optional<std::string> model() const override { return std::nullopt; }
+  const std::vector<std::string>& artifacts() const override { return artifacts_; }
+  std::filesystem::path workdir(const AgentTask& task) const override { return task.workspace; }
+
+  // Looks for <dir>/<level>/<N>_<Name>/model_new.py, then <dir>/<level>_<N>_<Name>.py.
+  std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override {
+    std::filesystem::path nested = config_.replay_dir / task.level / task.stem / "model_new.py";
+    std::filesystem::path flat = config_.replay_dir / (task.level + "_" + task.stem + ".py");
+    std::filesystem::path source = std::filesystem::exists(nested) ? nested : flat;
+    if (!std::filesystem::exists(source)) {
+      return std::unexpected(GenerationFailure{
+          GenerationOutcome::kMissingArtifact,
+          fmt::format("no stored candidate: neither {} nor {} exists", nested.string(), flat.string())});
+    }
+    if (auto ok = util::copy_regular_file(source, task.workspace / artifacts_[0]); !ok) {
+      return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
+    }
+    return AgentLaunch{};
+  }
+
+ private:
+  AgentConfig config_;
+  std::vector<std::string> artifacts_{"model_new.py"};
+};
+
+class CommandAgent final : public Agent {
+ public:
+  explicit CommandAgent(AgentConfig config) : config_(std::move(config)) {}
+  std::string name() const override { return "command"; }
+  std::optional<std::string> model() const override { return config_.model; }
+  const std::vector<std::string>& artifacts() const override { return config_.artifacts; }
+  std::filesystem::path workdir(const AgentTask& task) const override {
+    return expand_template(config_.workdir, placeholders(task, config_));
+  }
+
+  std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override {
+    auto values = placeholders(task, config_);
+    util::ProcessSpec spec;
+    for (const std::string& arg : config_.argv) spec.argv.push_back(expand_template(arg, values));
+    spec.cwd = workdir(task);
+    if (auto ok = util::make_dirs(spec.cwd); !ok) {
+      return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, ok.error()});
+    }
+    for (const auto& [key, value] : config_.env) spec.env[key] = expand_template(value, values);
+    spec.env["KGYM_CASE_ID"] = task.case_id;
+    spec.env["KGYM_WORKSPACE"] = task.workspace.string();
+    if (!task.device.empty()) spec.env["KGYM_DEVICE"] = task.device;
+    spec.log_file = task.case_dir / "agent.log";
+    return AgentLaunch{spec, config_.timeout};
+  }
+
+ private:
+  AgentConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<Agent> make_agent(const AgentConfig& config) {
+  if (config.kind == "command") return std::make_unique<CommandAgent>(config);
+  return std::make_unique<ReplayAgent>(config);
+}
+
+std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(const Agent& agent,
+                                                                         const std::filesystem::path& workdir,
+                                                                         const std::filesystem::path& candidate_dir) {
+  if (auto ok = util::make_dirs(candidate_dir); !ok) {
+    return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
+  }
+  for (const std::string& artifact : agent.artifacts()) {
+    std::filesystem::path from = workdir / artifact;
+    std::filesystem::path to = candidate_dir / std::filesystem::path(artifact).filename();
+    if (auto ok = util::copy_regular_file(from, to); !ok) {
+      return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact,
+                                               fmt::format("artifact {} missing: {}", artifact, ok.error())});
+    }
+    if (std::filesystem::file_size(to) == 0) {
+      return std::unexpected(
+          GenerationFailure{GenerationOutcome::kMissingArtifact, fmt::format("artifact {} is empty", artifact)});
+    }
+  }
+  return candidate_dir / std::filesystem::path(agent.artifacts().front()).filename();
+}
+
+}  // namespace kgym::agent

@@ -1,0 +1,98 @@
+// `kgym run`: load and validate the config, then run the campaign.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "app/command.h"
+#include "run/campaign.h"
+
+namespace kgym::app {
+namespace {
+
+int g_interrupt_write_fd = -1;
+
+void on_interrupt(int) {
+  char byte = 1;
+  [[maybe_unused]] ssize_t n = ::write(g_interrupt_write_fd, &byte, 1);
+}
+
+// A self-pipe: SIGINT/SIGTERM write a byte that wakes the scheduler's poll.
+int install_interrupt_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  g_interrupt_write_fd = fds[1];
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return fds[0];
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("kgym");
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& root) {
+  struct Args {
+    std::string config;
+    std::string resume;
+    std::vector<std::string> sets;
+    std::vector<std::string> overrides;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* app = root.add_subcommand("run", "Run the benchmark: generate, verify and report every selected case");
+  app->add_option("--config,-c", args->config, "YAML config file (default: the bundled configs/default.yaml)");
+  app->add_option("--resume", args->resume, "Finish an earlier run in RUN_DIR (finished cases are kept)");
+  app->add_option("--set", args->sets, "Set a config key by its dotted path, e.g. --set concurrency=2")
+      ->type_name("KEY=VALUE");
+  app->add_option("--override", args->overrides, "Problem size override, short for --set problem.overrides.NAME=VALUE")
+      ->type_name("NAME=VALUE");
+
+  return {app, [args]() -> int {
+            ConfigSource source;
+            if (!args->config.empty()) {
+              source.file = args->config;
+            } else if (!args->resume.empty()) {
+              auto recorded = run::recorded_config_source(args->resume);
+              if (!recorded) {
+                fmt::print(stderr, "kgym: {} is not a kgym run directory (no readable run.json)\n", args->resume);
+                return kExitUsage;
+              }
+              source = *recorded;
+            }
+            source.sets.insert(source.sets.end(), args->sets.begin(), args->sets.end());
+            source.overrides.insert(source.overrides.end(), args->overrides.begin(), args->overrides.end());
+            auto config = load_config(source);
+            if (!config) {
+              fmt::print(stderr, "kgym: invalid configuration:\n{}\n", config.error().message);
+              return kExitUsage;
+            }
+            run::CampaignOptions options;
+            options.source = source;
+            if (!args->resume.empty()) options.resume_dir = args->resume;
+            options.kgym_argv0 = {self_exe()};
+            int fd = install_interrupt_pipe();
+            if (fd >= 0) options.interrupt_fd = fd;
+            run::Printer printer;
+            switch (run::run_campaign(*config, options, printer)) {
+              case run::CampaignStatus::kAllPassed: return kExitOk;
+              case run::CampaignStatus::kSomeFailed: return kExitNotAllPassed;
+              case run::CampaignStatus::kUsageError: return kExitUsage;
+              case run::CampaignStatus::kInterrupted: return kExitInterrupted;
+            }
+            return kExitUsage;
+          }};
+}
+
+}  // namespace kgym::app

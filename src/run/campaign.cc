@@ -1,0 +1,200 @@
+#include "run/campaign.h"
+
+#include <unistd.h>
+
+#include <random>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "agent/agent.h"
+#include "core/case_set.h"
+#include "report/load_results.h"
+#include "report/summary.h"
+#include "run/machine_info.h"
+#include "run/scheduler.h"
+#include "run/state_store.h"
+#include "util/clock.h"
+#include "util/file_lock.h"
+#include "util/fs.h"
+#include "util/posix_process_runner.h"
+#include "verify/probe.h"
+#include "verify/python_env.h"
+
+namespace kgym::run {
+namespace {
+
+std::string timestamp_name() {
+  std::string iso = util::iso8601_utc(util::unix_now());  // 2026-11-29T18:15:46Z
+  std::string name;
+  for (char ch : iso) {
+    if (ch != '-' && ch != ':' && ch != 'Z') name += ch == 'T' ? '-' : ch;
+  }
+  return name;  // 20261129-181546
+}
+
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+struct RunRecord {
+  std::filesystem::path dir;
+  std::uint64_t seed = 0;
+  double started_at = 0;
+};
+
+// Creates (or, for --resume, reopens) the run directory and writes run.json.
+std::expected<RunRecord, std::string> open_run_dir(const Config& config, const CampaignOptions& options,
+                                                  const std::vector<Case>& cases, const std::string& python,
+                                                  const std::string& torch_version) {
+  RunRecord record;
+  record.started_at = util::unix_now();
+  nlohmann::json previous;
+  if (options.resume_dir) {
+    record.dir = std::filesystem::absolute(*options.resume_dir);
+    auto text = util::read_file(record.dir / "run.json");
+    if (!text) return std::unexpected(fmt::format("{} is not a kgym run directory (no run.json)", record.dir.string()));
+    previous = nlohmann::json::parse(*text, nullptr, false);
+    if (previous.is_discarded()) return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
+    record.seed = previous.value("run_seed", std::uint64_t{0});
+  } else {
+    record.dir = config.output_root / config.run_name.value_or(timestamp_name());
+    if (std::filesystem::exists(record.dir / "run.json")) {
+      return std::unexpected(fmt::format("run directory {} already holds a run; resume it with --resume {} or choose "
+                                         "another output.run_name",
+                                         record.dir.string(), record.dir.string()));
+    }
+    record.seed = fresh_seed();
+  }
+  if (auto ok = util::make_dirs(record.dir / ".kgym"); !ok) return std::unexpected(ok.error());
+  nlohmann::json run;
+  run["schema_version"] = 1;
+  run["run_dir"] = record.dir.string();
+  run["started_at"] = previous.is_object() ? previous.value("started_at", record.started_at) : record.started_at;
+  if (previous.is_object()) run["resumed_at"] = record.started_at;
+  run["config_path"] = config.source.string();
+  run["config_file"] = options.source.file ? nlohmann::json(std::filesystem::absolute(*options.source.file).string())
+                                           : nlohmann::json(nullptr);
+  run["sets"] = options.source.sets;
+  run["overrides"] = options.source.overrides;
+  run["run_seed"] = record.seed;
+  run["backend"] = config.verifier.backend;
+  run["mode"] = config.verifier.mode;
+  run["python"] = python;
+  run["torch_version"] = torch_version;
+  run["machine"] = machine_info();
+  std::vector<std::string> ids;
+  for (const Case& c : cases) ids.push_back(c.id());
+  run["cases"] = ids;
+  if (auto ok = util::write_file_atomic(record.dir / "run.json", run.dump(2) + "\n"); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return record;
+}
+
+report::RunInfo run_info(const Config& config, const RunRecord& record, const std::vector<Case>& cases,
+                         bool interrupted) {
+  report::RunInfo info;
+  info.run_dir = record.dir.string();
+  info.started_at_iso = util::iso8601_utc(record.started_at);
+  info.finished_at_iso = util::iso8601_utc(util::unix_now());
+  info.config_path = config.source.string();
+  info.backend = config.verifier.backend;
+  info.mode = config.verifier.mode;
+  info.status = interrupted ? "interrupted" : "finished";
+  for (const Case& c : cases) info.selected_case_ids.push_back(c.id());
+  info.machine = machine_info();
+  return info;
+}
+
+}  // namespace
+
+std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir) {
+  auto text = util::read_file(run_dir / "run.json");
+  if (!text) return std::nullopt;
+  nlohmann::json run = nlohmann::json::parse(*text, nullptr, false);
+  if (!run.is_object()) return std::nullopt;
+  ConfigSource source;
+  if (run.contains("config_file") && run["config_file"].is_string()) source.file = run["config_file"].get<std::string>();
+  source.sets = run.value("sets", std::vector<std::string>{});
+  source.overrides = run.value("overrides", std::vector<std::string>{});
+  return source;
+}
+
+CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer) {
+  auto cases = select_cases(config.bench_dir, config.level, config.cases);
+  if (!cases) {
+    printer.error(fmt::format("kgym: {}: key 'cases': {}", config.source.string(), cases.error().message));
+    return CampaignStatus::kUsageError;
+  }
+  if (cases->empty()) {
+    printer.error(fmt::format("kgym: {}: the selection '{}' matches no case in {}", config.source.string(), config.cases,
+                             config.bench_dir.string()));
+    return CampaignStatus::kUsageError;
+  }
+  auto python = verify::resolve_python(config.verifier.python);
+  if (!python) {
+    printer.error(fmt::format("kgym: {}", python.error()));
+    return CampaignStatus::kUsageError;
+  }
+  if (auto ok = util::make_dirs(config.output_root); !ok) {
+    printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
+    return CampaignStatus::kUsageError;
+  }
+  auto record = open_run_dir(config, options, *cases, python->python, python->torch_version);
+  if (!record) {
+    printer.error(fmt::format("kgym: {}", record.error()));
+    return CampaignStatus::kUsageError;
+  }
+  auto lock = util::FileLock::acquire(record->dir / ".kgym" / "lock");
+  if (!lock) {
+    printer.error(fmt::format("kgym: {}", lock.error()));
+    return CampaignStatus::kUsageError;
+  }
+  std::filesystem::path worker = record->dir / ".kgym" / "kgym_worker.py";
+  std::filesystem::remove(worker);
+  if (auto ok = verify::write_worker_script(worker); !ok) {
+    printer.error(fmt::format("kgym: {}", ok.error()));
+    return CampaignStatus::kUsageError;
+  }
+
+  printer.line(fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, concurrency {}, devices [{}]",
+                           cases->size(), config.verifier.backend, config.verifier.mode, config.agent.kind,
+                           config.concurrency, fmt::join(config.devices, ", ")));
+  printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
+  printer.line(fmt::format("  run dir: {}", record->dir.string()));
+  printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
+  printer.line("  isolation: none (agent and candidate run as this user, in their own process groups)");
+
+  util::SteadyClock clock;
+  util::PosixProcessRunner runner(clock);
+  auto agent = agent::make_agent(config.agent);
+  StateStore store(record->dir);
+  store.state().harness_pid = static_cast<int>(::getpid());
+  store.state().started_at = record->started_at;
+  SchedulerOptions sched;
+  sched.run_dir = record->dir;
+  sched.kgym_argv0 = options.kgym_argv0;
+  sched.worker_script = worker;
+  sched.python = python->python;
+  sched.run_seed = record->seed;
+  sched.interrupt_fd = options.interrupt_fd;
+  Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
+  RunOutcome outcome = scheduler.run();
+
+  auto summary = report::write_summary(record->dir, outcome.results, run_info(config, *record, *cases, outcome.interrupted));
+  if (!summary) {
+    printer.error(fmt::format("kgym: warning: {}", summary.error()));
+  } else {
+    printer.line("");
+    printer.line(report::summary_table(*summary, 110));
+    printer.line(fmt::format("summary: {}/summary.md", record->dir.string()));
+  }
+  if (outcome.interrupted) return CampaignStatus::kInterrupted;
+  bool all_passed = outcome.not_run == 0 && std::all_of(outcome.results.begin(), outcome.results.end(),
+                                                          [](const CaseResult& r) { return r.verdict == Verdict::kPass; });
+  return all_passed ? CampaignStatus::kAllPassed : CampaignStatus::kSomeFailed;
+}
+
+}  // namespace kgym::run

@@ -1,0 +1,34 @@
+#pragma once
+// One `kgym run` from a validated config to its summary: pre-flight checks
+// (dataset, selector, interpreter) before any work, the run directory and its
+// lock, run.json, the scheduler, and summary.json/summary.md at the end —
+// also when interrupted.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "run/printer.h"
+
+namespace kgym::run {
+
+struct CampaignOptions {
+  ConfigSource source;                       // recorded in run.json for --resume
+  std::optional<std::filesystem::path> resume_dir;
+  std::vector<std::string> kgym_argv0;       // how to re-run this binary
+  std::optional<int> interrupt_fd;
+};
+
+enum class CampaignStatus { kAllPassed, kSomeFailed, kUsageError, kInterrupted };
+
+// Runs the campaign. Errors found before any work (bad selector, no usable
+// Python, run dir locked) print one clear message and return kUsageError.
+CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer);
+
+// The ConfigSource recorded in RUN_DIR/run.json (for `--resume` without
+// `--config`).
+std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir);
+
+}  // namespace kgym::run

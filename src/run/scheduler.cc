@@ -1,0 +1,446 @@
+#include "run/scheduler.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "run/spec_writer.h"
+#include "util/fs.h"
+#include "verify/probe.h"
+#include "verify/verifier.h"
+
+namespace kgym::run {
+
+using util::ProcessExit;
+using util::SteadyTime;
+
+struct Scheduler::CaseRun {
+  Case c;
+  std::filesystem::path dir;            // RUN_DIR/cases/<level>/<stem>
+  std::filesystem::path work;           // the agent's work dir
+  std::filesystem::path candidate;      // candidate file once collected
+  Child child = Child::kNone;
+  std::optional<SteadyTime> deadline;   // of the running child
+  bool deadline_hit = false;
+  std::optional<std::size_t> device;
+  Generation generation;
+  std::optional<double> generate_s;
+  SteadyTime started{};             // the case left pending
+  SteadyTime generation_started{};
+  std::optional<CaseResult> result;
+  enum class Stage { kPending, kActive, kWaitingDevice, kDone } stage = Stage::kPending;
+};
+
+namespace {
+
+double seconds(util::Seconds s) { return s.count(); }
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "";
+  std::size_t start = text.find_last_of('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
+  CaseResult holder;
+  holder.generation = g;
+  nlohmann::json j = to_json(holder)["generation"];
+  j["generate_s"] = generate_s ? nlohmann::json(*generate_s) : nlohmann::json(nullptr);
+  return j;
+}
+
+// The result a previous attempt at this run wrote, if it is complete and
+// belongs to this case; such a case is never run again.
+std::optional<CaseResult> load_finished_result(const std::filesystem::path& dir, const std::string& id) {
+  auto text = util::read_file(dir / "result.json");
+  if (!text) return std::nullopt;
+  try {
+    CaseResult r = result_from_json(nlohmann::json::parse(*text));
+    if (r.case_id == id) return r;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
+                     util::ProcessRunner& runner, const util::Clock& clock, const agent::Agent& agent,
+                     Printer& printer, StateStore& store)
+    : config_(config),
+      options_(std::move(options)),
+      runner_(runner),
+      clock_(clock),
+      agent_(agent),
+      printer_(printer),
+      store_(store),
+      devices_(config.devices) {
+  store_.state().cases.clear();
+  for (Case& c : cases) {
+    CaseRun run;
+    run.dir = options_.run_dir / "cases" / c.level / c.stem();
+    run.work = run.dir / "work";
+    run.c = std::move(c);
+    CaseState state;
+    state.id = run.c.id();
+    if (auto previous = load_finished_result(run.dir, state.id)) {
+      run.stage = CaseRun::Stage::kDone;
+      state.phase = "done";
+      state.verdict = std::string(to_string(previous->verdict));
+      state.reason = previous->reason;
+      if (previous->performance) state.speedup = previous->performance->speedup.median;
+      run.result = std::move(previous);
+      ++done_;
+    }
+    store_.state().cases.push_back(state);
+    runs_.push_back(std::move(run));
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+void Scheduler::set_phase(std::size_t i, const std::string& phase) {
+  CaseState& s = store_.case_state(i);
+  s.phase = phase;
+  s.phase_started_at = util::unix_now();
+  if (!s.started_at) s.started_at = s.phase_started_at;
+  store_.event("phase", s.id, {{"phase", phase}});
+  store_.save();
+}
+
+bool Scheduler::launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec, std::chrono::seconds timeout) {
+  CaseRun& run = runs_[i];
+  auto pid = runner_.start(static_cast<util::ProcessRunner::Id>(i), spec);
+  if (!pid) return false;
+  run.child = kind;
+  run.deadline = clock_.now() + timeout;
+  run.deadline_hit = false;
+  store_.case_state(i).pid = *pid;
+  store_.save();
+  return true;
+}
+
+void Scheduler::start_case(std::size_t i) {
+  CaseRun& run = runs_[i];
+  run.stage = CaseRun::Stage::kActive;
+  run.started = clock_.now();
+  // A resumed case whose candidate was generated but not verified goes
+  // straight to verification.
+  if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
+    nlohmann::json g = nlohmann::json::parse(*gen, nullptr, false);
+    std::filesystem::path cand = run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
+    if (!g.is_discarded() && g.value("outcome", "") == "ok" && std::filesystem::exists(cand)) {
+      run.candidate = cand;
+      run.generation.outcome = "ok";
+      run.generation.agent = g.value("agent", agent_.name());
+      if (g.contains("duration_s") && g["duration_s"].is_number()) run.generation.duration_s = g["duration_s"].get<double>();
+      if (g.contains("generate_s") && g["generate_s"].is_number()) run.generate_s = g["generate_s"].get<double>();
+      store_.event("resume_verify", run.c.id());
+      run.stage = CaseRun::Stage::kWaitingDevice;
+      set_phase(i, "waiting_device");
+      return;
+    }
+  }
+  for (const auto& dir : {run.dir, run.work}) {
+    if (auto ok = util::make_dirs(dir); !ok) return fail(i, Verdict::kHarnessError, ok.error());
+  }
+  if (auto ok = util::copy_regular_file(run.c.file, run.dir / "task_desc.py"); !ok) {
+    return fail(i, Verdict::kHarnessError, ok.error());
+  }
+  verify::ProbeRequest req{options_.python, run.c.file, config_.overrides, options_.run_seed, 1};
+  util::ProcessSpec spec;
+  spec.argv = verify::probe_command(req, options_.worker_script, run.dir / "probe.json");
+  spec.cwd = run.dir;
+  spec.log_file = run.dir / "probe.log";
+  spec.env = {{"OMP_NUM_THREADS", "1"}};
+  std::filesystem::remove(run.dir / "probe.json");
+  set_phase(i, "probing");
+  if (!launch_child(i, Child::kProbe, spec, config_.verifier.timeout)) {
+    fail(i, Verdict::kHarnessError, fmt::format("cannot start the reference probe with {}", options_.python));
+  }
+}
+
+void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
+  CaseRun& run = runs_[i];
+  if (run.deadline_hit) return fail(i, Verdict::kReferenceError, "the reference probe timed out");
+  auto probe = verify::read_probe(run.dir / "probe.json");
+  if (!probe) {
+    return fail(i, Verdict::kReferenceError,
+                fmt::format("reference probe failed ({}): {}", exit.describe(), probe.error()));
+  }
+  std::string spec = render_spec(run.c, config_, *probe);
+  std::string prompt = render_prompt(run.c, config_);
+  for (const auto& dir : {run.dir, run.work}) {
+    for (auto [name, text] : {std::pair{"SPEC.md", &spec}, std::pair{"prompt.md", &prompt}}) {
+      if (auto ok = util::write_file_atomic(dir / name, *text); !ok) return fail(i, Verdict::kHarnessError, ok.error());
+    }
+  }
+  if (auto ok = util::copy_regular_file(run.c.file, run.work / "task_desc.py"); !ok) {
+    return fail(i, Verdict::kHarnessError, ok.error());
+  }
+  launch_generation(i);
+}
+
+void Scheduler::launch_generation(std::size_t i) {
+  CaseRun& run = runs_[i];
+  agent::AgentTask task{run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, run.work / "prompt.md",
+                        run.work / "SPEC.md", ""};
+  run.generation = Generation{};
+  run.generation.agent = agent_.name();
+  run.generation.model = agent_.model();
+  set_phase(i, "generating");
+  run.generation_started = clock_.now();
+  auto launch = agent_.prepare(task);
+  if (!launch) {
+    run.generation.outcome = std::string(to_string(launch.error().outcome));
+    return fail(i, Verdict::kGenerationFailed, launch.error().reason);
+  }
+  if (!launch->process) return generation_done(i, std::nullopt);
+  if (!launch_child(i, Child::kAgent, *launch->process, launch->timeout)) {
+    run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
+    fail(i, Verdict::kGenerationFailed, fmt::format("cannot start agent '{}'", launch->process->argv.front()));
+  }
+}
+
+void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) {
+  CaseRun& run = runs_[i];
+  run.generate_s = seconds(clock_.now() - run.generation_started);
+  run.generation.duration_s = run.generate_s;
+  if (exit) {
+    run.generation.exit_code = exit->kind == ProcessExit::Kind::kExited ? exit->code : 128 + exit->code;
+    if (run.deadline_hit) {
+      run.generation.outcome = std::string(to_string(GenerationOutcome::kTimeout));
+      return fail(i, Verdict::kGenerationFailed,
+                  fmt::format("agent timed out after {} s", config_.agent.timeout.count()));
+    }
+    if (!exit->ok()) {
+      run.generation.outcome = std::string(to_string(GenerationOutcome::kNonZeroExit));
+      return fail(i, Verdict::kGenerationFailed, fmt::format("agent ended with {} (see agent.log)", exit->describe()));
+    }
+  }
+  auto candidate = agent::collect_artifacts(agent_, agent_.workdir({run.c.id(), run.c.level, run.c.stem(), run.dir,
+                                                                   run.work, {}, {}, ""}),
+                                            run.dir / "candidate");
+  if (!candidate) {
+    run.generation.outcome = std::string(to_string(candidate.error().outcome));
+    return fail(i, Verdict::kGenerationFailed, candidate.error().reason);
+  }
+  run.candidate = *candidate;
+  run.generation.outcome = "ok";
+  if (auto ok = util::write_file_atomic(run.dir / "generation.json",
+                                        generation_json(run.generation, run.generate_s).dump(2) + "\n");
+      !ok) {
+    return fail(i, Verdict::kHarnessError, ok.error());
+  }
+  store_.event("generated", run.c.id());
+  run.stage = CaseRun::Stage::kWaitingDevice;
+  set_phase(i, "waiting_device");
+}
+
+void Scheduler::launch_verification(std::size_t i, std::size_t device) {
+  CaseRun& run = runs_[i];
+  run.device = device;
+  run.stage = CaseRun::Stage::kActive;
+  store_.case_state(i).device = devices_.name(device);
+  std::filesystem::path scratch = run.dir / "verify";
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  std::filesystem::remove(run.dir / "verify_result.json", ec);
+  if (auto ok = util::make_dirs(scratch); !ok) return fail(i, Verdict::kHarnessError, ok.error());
+  verify::VerifyRequest req;
+  req.case_id = run.c.id();
+  req.problem = run.c.file;
+  req.candidate = run.candidate;
+  req.scratch_dir = scratch;
+  req.python = options_.python;
+  req.config = config_.verifier;
+  req.overrides = config_.overrides;
+  req.device = devices_.name(device);
+  req.run_seed = options_.run_seed;
+  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n"); !ok) {
+    return fail(i, Verdict::kHarnessError, ok.error());
+  }
+  util::ProcessSpec spec;
+  spec.argv = options_.kgym_argv0;
+  for (const std::string& arg : std::vector<std::string>{"verify", "--request", (run.dir / "verify_request.json").string(),
+                                                          "--json", (run.dir / "verify_result.json").string()}) {
+    spec.argv.push_back(arg);
+  }
+  spec.cwd = run.dir;
+  spec.log_file = run.dir / "verify.log";
+  set_phase(i, "verifying");
+  // kgym verify enforces verifier.timeout itself; this deadline only guards
+  // against a verifier that cannot stop.
+  if (!launch_child(i, Child::kVerify, spec, config_.verifier.timeout + std::chrono::seconds(60))) {
+    fail(i, Verdict::kHarnessError, "cannot start the verifier");
+  }
+}
+
+void Scheduler::on_verify_exit(std::size_t i, const ProcessExit& exit) {
+  CaseRun& run = runs_[i];
+  auto text = util::read_file(run.dir / "verify_result.json");
+  if (!text) {
+    std::string reason = run.deadline_hit ? "the verifier did not stop in time"
+                                          : fmt::format("the verifier ended with {} without a result (see verify.log)",
+                                                        exit.describe());
+    return fail(i, run.deadline_hit ? Verdict::kTimeout : Verdict::kHarnessError, reason);
+  }
+  CaseResult result;
+  try {
+    result = result_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return fail(i, Verdict::kHarnessError, fmt::format("unreadable verify_result.json: {}", e.what()));
+  }
+  finish(i, std::move(result));
+}
+
+void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
+  CaseRun& run = runs_[i];
+  Child kind = run.child;
+  run.child = Child::kNone;
+  run.deadline.reset();
+  store_.case_state(i).pid.reset();
+  if (interrupts_ > 0) return;  // the case is reported as not run
+  switch (kind) {
+    case Child::kProbe: return on_probe_exit(i, exit);
+    case Child::kAgent: return generation_done(i, exit);
+    case Child::kVerify: return on_verify_exit(i, exit);
+    case Child::kNone: return;
+  }
+}
+
+void Scheduler::fail(std::size_t i, Verdict verdict, std::string reason) {
+  CaseResult r;
+  r.verdict = verdict;
+  r.reason = last_line(reason);
+  finish(i, std::move(r));
+}
+
+void Scheduler::finish(std::size_t i, CaseResult result) {
+  CaseRun& run = runs_[i];
+  result.case_id = run.c.id();
+  result.backend = config_.verifier.backend;
+  result.mode = config_.verifier.mode;
+  if (!run.generation.agent.empty()) result.generation = run.generation;
+  result.timings.generate_s = run.generate_s;
+  result.timings.total_s = seconds(clock_.now() - run.started);
+  if (run.device) {
+    devices_.release(*run.device);
+    run.device.reset();
+  }
+  run.stage = CaseRun::Stage::kDone;
+  run.result = result;
+  ++done_;
+  if (auto ok = util::make_dirs(run.dir); ok) {
+    if (auto w = util::write_file_atomic(run.dir / "result.json", to_json(result).dump(2) + "\n"); !w) {
+      printer_.error(fmt::format("kgym: warning: {}", w.error()));
+    }
+  }
+  CaseState& s = store_.case_state(i);
+  s.verdict = std::string(to_string(result.verdict));
+  s.reason = result.reason;
+  if (result.performance) s.speedup = result.performance->speedup.median;
+  s.finished_at = util::unix_now();
+  store_.event("finished", s.id, {{"verdict", *s.verdict}, {"reason", s.reason}});
+  set_phase(i, "done");
+  printer_.case_finished(done_, runs_.size(), result);
+}
+
+void Scheduler::schedule() {
+  if (interrupts_ > 0) return;
+  std::size_t active = 0;
+  for (const CaseRun& run : runs_) {
+    if (run.stage == CaseRun::Stage::kActive || run.stage == CaseRun::Stage::kWaitingDevice) ++active;
+  }
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    if (runs_[i].stage == CaseRun::Stage::kWaitingDevice) {
+      auto device = devices_.acquire();
+      if (!device) break;
+      launch_verification(i, *device);
+    }
+  }
+  for (std::size_t i = 0; i < runs_.size() && active < static_cast<std::size_t>(config_.concurrency); ++i) {
+    if (runs_[i].stage != CaseRun::Stage::kPending) continue;
+    ++active;
+    start_case(i);
+    if (runs_[i].stage == CaseRun::Stage::kWaitingDevice) {
+      if (auto device = devices_.acquire()) launch_verification(i, *device);
+    }
+  }
+}
+
+void Scheduler::enforce_deadlines() {
+  SteadyTime now = clock_.now();
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    CaseRun& run = runs_[i];
+    if (run.child != Child::kNone && run.deadline && *run.deadline <= now && !run.deadline_hit) {
+      run.deadline_hit = true;
+      store_.event("timeout", run.c.id());
+      runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
+    }
+  }
+}
+
+SteadyTime Scheduler::next_deadline() const {
+  SteadyTime next = clock_.now() + std::chrono::seconds(1);
+  for (const CaseRun& run : runs_) {
+    if (run.child != Child::kNone && run.deadline && !run.deadline_hit && *run.deadline < next) next = *run.deadline;
+  }
+  return next;
+}
+
+void Scheduler::handle_interrupt() {
+  if (!options_.interrupt_fd) return;
+  char buf[16];
+  ssize_t n = ::read(*options_.interrupt_fd, buf, sizeof buf);
+  if (n <= 0) return;
+  int before = interrupts_;
+  interrupts_ += static_cast<int>(n);
+  if (before == 0) {
+    printer_.line("kgym: interrupted; stopping running cases (Ctrl-C again to kill them at once)");
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      if (runs_[i].child != Child::kNone) runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
+    }
+  }
+  if (interrupts_ >= 2) runner_.kill_all();
+  store_.state().status = "interrupted";
+  store_.event("interrupt", "", {{"count", interrupts_}});
+  store_.save();
+}
+
+RunOutcome Scheduler::run() {
+  store_.state().status = "running";
+  store_.save();
+  store_.event("run_started", "", {{"cases", runs_.size()}});
+  for (;;) {
+    schedule();
+    bool unfinished = std::any_of(runs_.begin(), runs_.end(),
+                                  [](const CaseRun& r) { return r.stage != CaseRun::Stage::kDone; });
+    if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;
+    for (const auto& finished : runner_.wait(next_deadline(), options_.interrupt_fd)) {
+      on_exit(static_cast<std::size_t>(finished.id), finished.exit);
+    }
+    enforce_deadlines();
+    handle_interrupt();
+  }
+  RunOutcome outcome;
+  outcome.interrupted = interrupts_ > 0;
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    CaseState& s = store_.case_state(i);
+    if (runs_[i].stage == CaseRun::Stage::kDone) {
+      outcome.results.push_back(*runs_[i].result);
+    } else {
+      ++outcome.not_run;
+      s.phase = "not_run";
+      s.pid.reset();
+      if (runs_[i].device) devices_.release(*runs_[i].device);
+    }
+  }
+  store_.state().status = outcome.interrupted ? "interrupted" : "finished";
+  store_.event("run_finished", "", {{"status", store_.state().status}});
+  store_.save();
+  return outcome;
+}
+
+}  // namespace kgym::run

@@ -1,0 +1,83 @@
+#pragma once
+// The single-threaded event loop that takes every selected case from
+// `pending` to a result: probe the reference, generate a candidate, collect
+// it, verify it on a leased device. One poll with a deadline supervises all
+// children through the ProcessRunner seam; every transition is saved to
+// state.json/events.jsonl and every finished case to its result.json before
+// the next one is reported.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "agent/agent.h"
+#include "core/case_set.h"
+#include "core/config.h"
+#include "core/result.h"
+#include "run/device_pool.h"
+#include "run/printer.h"
+#include "run/state_store.h"
+#include "util/process_runner.h"
+
+namespace kgym::run {
+
+struct SchedulerOptions {
+  std::filesystem::path run_dir;
+  std::vector<std::string> kgym_argv0;      // how to re-run this binary: {"/path/kgym"}
+  std::filesystem::path worker_script;      // the Python worker, written for this run
+  std::string python;                       // resolved interpreter
+  std::uint64_t run_seed = 0;
+  std::optional<int> interrupt_fd;          // readable once per user interrupt
+  std::chrono::milliseconds kill_grace{3000};
+};
+
+struct RunOutcome {
+  std::vector<CaseResult> results;  // finished cases, in case order
+  std::size_t not_run = 0;          // cases left unfinished by an interrupt
+  bool interrupted = false;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases, util::ProcessRunner& runner,
+            const util::Clock& clock, const agent::Agent& agent, Printer& printer, StateStore& store);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  RunOutcome run();
+
+ private:
+  struct CaseRun;
+  enum class Child { kNone, kProbe, kAgent, kVerify };
+
+  void start_case(std::size_t i);
+  void launch_generation(std::size_t i);
+  void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
+  void launch_verification(std::size_t i, std::size_t device);
+  void on_exit(std::size_t i, const util::ProcessExit& exit);
+  void on_probe_exit(std::size_t i, const util::ProcessExit& exit);
+  void on_verify_exit(std::size_t i, const util::ProcessExit& exit);
+  bool launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec, std::chrono::seconds timeout);
+  void finish(std::size_t i, CaseResult result);
+  void fail(std::size_t i, Verdict verdict, std::string reason);
+  void set_phase(std::size_t i, const std::string& phase);
+  void schedule();
+  void enforce_deadlines();
+  void handle_interrupt();
+  util::SteadyTime next_deadline() const;
+
+  const Config& config_;
+  SchedulerOptions options_;
+  util::ProcessRunner& runner_;
+  const util::Clock& clock_;
+  const agent::Agent& agent_;
+  Printer& printer_;
+  StateStore& store_;
+  DevicePool devices_;
+  std::vector<CaseRun> runs_;
+  std::size_t done_ = 0;
+  int interrupts_ = 0;
+};
+
+}  // namespace kgym::run

@@ -1,0 +1,98 @@
+#include "run/spec_writer.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kgym::run {
+namespace {
+
+std::string describe(const verify::TensorInfo& t) {
+  if (t.kind == "tensor") return fmt::format("tensor | {} | [{}]", t.dtype, fmt::join(t.shape, ", "));
+  return fmt::format("{} | - | {}", t.kind, t.repr);
+}
+
+std::string table(const std::vector<verify::TensorInfo>& items) {
+  if (items.empty()) return "(none)\n";
+  std::string out = "| # | kind | dtype | shape / value |\n|---|---|---|---|\n";
+  for (std::size_t i = 0; i < items.size(); ++i) out += fmt::format("| {} | {} |\n", i, describe(items[i]));
+  return out;
+}
+
+std::string backend_rules(const std::string& backend) {
+  if (backend == "cuda") {
+    return "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
+           "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).";
+  }
+  if (backend == "npu") {
+    return "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via torch_npu).";
+  }
+  return "CPU: the computation must run in your own C++ code built with\n"
+         "`torch.utils.cpp_extension.load_inline` (OpenMP and SIMD are welcome: pass\n"
+         "`extra_cflags=['-O3', '-fopenmp']`, `extra_ldflags=['-fopenmp']`). Torch's own operators may\n"
+         "only allocate and reshape; calling them for the computation itself is not a kernel.";
+}
+
+}  // namespace
+
+std::string render_spec(const Case& c, const Config& config, const verify::ProbeResult& probe) {
+  std::string out = fmt::format("# {}\n\n", c.id());
+  out += fmt::format(
+      "Write `{}` in your work directory. It must define `class ModelNew(torch.nn.Module)`, a faster\n"
+      "drop-in replacement for `Model` in `task_desc.py`: the harness calls\n"
+      "`ModelNew(*get_init_inputs())(*get_inputs())` and compares the result with\n"
+      "`Model(*get_init_inputs())(*get_inputs())`.\n\n",
+      config.agent.artifacts.empty() ? "model_new.py" : config.agent.artifacts.front());
+  out += "- Same constructor arguments and the same `forward` signature as `Model`.\n"
+         "- Parameters and buffers with the same names and shapes as `Model`'s: the harness loads\n"
+         "  `Model`'s `state_dict` into `ModelNew` before comparing.\n"
+         "- Do not import `task_desc.py`; the candidate runs in its own process without it.\n\n";
+  out += "## Inputs (`get_inputs()`)\n\n" + table(probe.inputs) + "\n";
+  out += "## Outputs (`forward`)\n\n" + table(probe.outputs) + "\n";
+  out += "## Constructor arguments (`get_init_inputs()`)\n\n" + table(probe.init_inputs) + "\n";
+  if (!probe.parameters.empty()) {
+    out += "## Parameters (`state_dict`)\n\n";
+    for (const std::string& p : probe.parameters) out += fmt::format("- `{}`\n", p);
+    out += "\n";
+  }
+  if (!probe.constants.empty()) {
+    out += "## Size constants (as verified)\n\n";
+    for (const auto& [name, value] : probe.constants) out += fmt::format("- `{} = {}`\n", name, value);
+    out += "\nYour kernel must work for other sizes too: do not hard-code them.\n\n";
+  }
+  out += "## Correctness\n\n";
+  out += fmt::format(
+      "Compared on {} trials with fresh random inputs. Shapes and dtypes must match exactly; each\n"
+      "element must satisfy `|out - ref| <= atol + rtol * |ref|`:\n\n| dtype | atol | rtol |\n|---|---|---|\n",
+      config.verifier.trials);
+  std::vector<std::string> dtypes;
+  for (const auto& t : probe.outputs) {
+    if (t.kind == "tensor" && std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+  }
+  for (const std::string& dtype : dtypes) {
+    auto it = config.verifier.tolerances.find(dtype);
+    Tolerance tol = it != config.verifier.tolerances.end() ? it->second : default_tolerance(dtype);
+    out += fmt::format("| {} | {:g} | {:g} |\n", dtype, tol.atol, tol.rtol);
+  }
+  out += fmt::format("\n## Backend: {}\n\n{}\n\n", config.verifier.backend, backend_rules(config.verifier.backend));
+  if (config.verifier.mode == "performance") {
+    out += fmt::format(
+        "## Performance\n\nReference and candidate are timed the same way, alternately; the score is the\n"
+        "speedup (reference time / candidate time). One reference forward took {:.3f} ms when probed.\n",
+        probe.forward_ms);
+  }
+  return out;
+}
+
+std::string render_prompt(const Case& c, const Config& config) {
+  std::string artifact = config.agent.artifacts.empty() ? "model_new.py" : config.agent.artifacts.front();
+  return fmt::format(
+      "You are optimizing one compute kernel ({}).\n\n"
+      "Read `SPEC.md` (the contract) and `task_desc.py` (the PyTorch reference `Model`) in this\n"
+      "directory. Write `{}` defining `ModelNew`, implemented with your own {} kernel, as fast as\n"
+      "you can make it while staying correct. Work only inside this directory.\n",
+      c.id(), artifact, config.verifier.backend);
+}
+
+}  // namespace kgym::run

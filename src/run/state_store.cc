@@ -1,0 +1,36 @@
+#include "run/state_store.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "util/clock.h"
+#include "util/fs.h"
+
+namespace kgym::run {
+
+StateStore::StateStore(std::filesystem::path run_dir) : run_dir_(std::move(run_dir)) {
+  state_.run_dir = run_dir_.string();
+}
+
+void StateStore::save() {
+  state_.updated_at = util::unix_now();
+  auto ok = util::write_file_atomic(run_dir_ / "state.json", to_json(state_).dump(2) + "\n");
+  if (!ok && !warned_) {
+    warned_ = true;
+    fmt::print(stderr, "kgym: warning: {}\n", ok.error());
+  }
+}
+
+void StateStore::event(const std::string& name, const std::string& case_id, nlohmann::json fields) {
+  fields["t"] = util::unix_now();
+  fields["event"] = name;
+  if (!case_id.empty()) fields["case"] = case_id;
+  auto ok = util::append_line_durable(run_dir_ / "events.jsonl", fields.dump());
+  if (!ok && !warned_) {
+    warned_ = true;
+    fmt::print(stderr, "kgym: warning: {}\n", ok.error());
+  }
+}
+
+}  // namespace kgym::run

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Command-line behaviour that needs no Python: listing cases, usage errors,
+# config errors reported with file, line and key before any work.
+source "$(dirname "$0")/lib.sh"
+
+expect_exit 0 "kgym cases on the bundled default" "$KGYM" cases
+expect_output "^level1/1_ReLU$" "lists level1/1_ReLU"
+[ "$(wc -l <<<"$OUT")" -eq 9 ] && ok "nine sample cases" || bad "nine sample cases" "$OUT"
+
+expect_exit 0 "kgym cases with a selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "2:3,9"
+[ "$OUT" = $'level1/2_LeakyReLU\nlevel1/3_SumReduction\nlevel1/9_MSELoss' ] && ok "selector 2:3,9" || bad "selector 2:3,9" "$OUT"
+
+expect_exit 2 "an unknown case id" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases 42
+expect_exit 2 "a malformed selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "1:x"
+
+expect_exit 2 "a config file that does not exist" "$KGYM" run --config "$TMP/nope.yaml"
+expect_output "nope.yaml" "names the missing file"
+
+cat >"$TMP/bad.yaml" <<YAML
+bench_dir: $SRC/data/sample
+concurency: 2
+verifier:
+  trials: zero
+YAML
+expect_exit 2 "a config with an unknown key and a bad value" "$KGYM" run --config "$TMP/bad.yaml"
+expect_output "bad.yaml:2.*concurency" "unknown key reported with file and line"
+expect_output "concurrency" "suggests the key it probably meant"
+expect_output "bad.yaml:4.*verifier.trials" "bad value reported with its key path"
+check "no run directory was created" test ! -e "$TMP/runs"
+
+expect_exit 2 "--set with a bad value" "$KGYM" run --set concurrency=abc
+expect_output "concurrency" "names the key"
+
+expect_exit 2 "kgym monitor on a missing dir" "$KGYM" monitor "$TMP/none" --once
+expect_exit 2 "kgym report on a dir without cases" "$KGYM" report "$TMP"
+
+finish

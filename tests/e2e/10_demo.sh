@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The default job as a new user runs it: every sample problem with its stored
+# solution, each ending with the verdict the sample set promises.
+source "$(dirname "$0")/lib.sh"
+
+RUN="$TMP/runs/demo"
+expect_exit 1 "kgym run on the bundled default (some samples fail on purpose)" \
+  "$KGYM" run --set output.root_dir="$TMP/runs" --set output.run_name=demo
+echo "$OUT" | tail -n 30
+expect_output "run dir: $RUN" "prints the run dir"
+expect_output "kgym monitor $RUN" "prints the monitor command"
+expect_output "\[9/9\]" "a progress line per finished case"
+
+declare -A WANT=(
+  [1_ReLU]=pass [2_LeakyReLU]=pass [3_SumReduction]=fail_correctness [4_Softmax]=pass
+  [5_Matmul]=pass [6_LinearGELU]=pass [7_RMSNorm]=pass [8_ScaleShift]=crash [9_MSELoss]=timeout
+)
+for stem in "${!WANT[@]}"; do
+  expect_verdict "$RUN/cases/level1/$stem/result.json" "${WANT[$stem]}"
+done
+
+for f in run.json state.json events.jsonl summary.json summary.md; do
+  check "RUN_DIR/$f written" test -s "$RUN/$f"
+done
+for f in task_desc.py SPEC.md prompt.md candidate/model_new.py verify.log result.json; do
+  check "case file $f written" test -s "$RUN/cases/level1/5_Matmul/$f"
+done
+check "SPEC.md names the input shapes" grep -q "float32" "$RUN/cases/level1/5_Matmul/SPEC.md"
+check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
+check "fail_correctness carries its evidence" grep -q '"max_abs_err": [0-9]' "$RUN/cases/level1/3_SumReduction/result.json"
+check "a passing case has a speedup" grep -q '"speedup": {' "$RUN/cases/level1/1_ReLU/result.json"
+check "summary.json counts 6 passes" grep -qE '"pass": 6' "$RUN/summary.json"
+
+expect_exit 0 "kgym monitor --once" "$KGYM" monitor "$RUN" --once
+expect_output "level1/4_Softmax" "the monitor frame lists the cases"
+
+rm "$RUN/summary.json" "$RUN/summary.md"
+expect_exit 0 "kgym report regenerates the summary" "$KGYM" report "$RUN"
+check "summary.md regenerated" test -s "$RUN/summary.md"
+check "summary.json regenerated" test -s "$RUN/summary.json"
+
+finish

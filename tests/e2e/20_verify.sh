@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `kgym verify` on one problem and one candidate, run from another directory.
+source "$(dirname "$0")/lib.sh"
+
+S="$SRC/data/sample"
+cd "$TMP"
+expect_exit 0 "an honest kernel passes" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$S/solutions/level1/1_ReLU/model_new.py" --json "$TMP/relu.json"
+expect_output "^pass" "prints the verdict first"
+check "--json writes the result object" grep -q '"case_id"' "$TMP/relu.json"
+check "the result records its seeds" grep -q '"seeds": \[' "$TMP/relu.json"
+
+expect_exit 1 "a wrong kernel fails" "$KGYM" verify --problem "$S/level1/3_SumReduction.py" \
+  --candidate "$S/solutions/level1/3_SumReduction/model_new.py" --mode correctness --json "$TMP/sum.json"
+expect_output "fail_correctness" "says fail_correctness"
+expect_verdict "$TMP/sum.json" fail_correctness
+
+cp "$S/solutions/level1/1_ReLU/model_new.py" "$TMP/broken.py"
+echo "this is not python" >>"$TMP/broken.py"
+expect_exit 1 "a candidate that does not import" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$TMP/broken.py" --mode correctness
+expect_output "compile_error" "is a compile_error"
+
+expect_exit 2 "a missing candidate file is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$TMP/none.py"
+finish

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Resume: finished cases are kept as they are, unfinished ones are completed,
+# and a run directory is locked while a run holds it.
+source "$(dirname "$0")/lib.sh"
+
+RUN="$TMP/runs/r"
+expect_exit 0 "a first run of three passing cases" "$KGYM" run --set output.root_dir="$TMP/runs" \
+  --set output.run_name=r --set cases="1,4,7" --set verifier.mode=correctness
+cp "$RUN/cases/level1/1_ReLU/result.json" "$TMP/relu_before.json"
+rm "$RUN/cases/level1/4_Softmax/result.json"
+rm -r "$RUN/cases/level1/7_RMSNorm"
+
+expect_exit 0 "kgym run --resume finishes the rest" "$KGYM" run --resume "$RUN"
+expect_output "\[3/3\]" "counts the kept case as done"
+check "the finished case was not touched" cmp -s "$TMP/relu_before.json" "$RUN/cases/level1/1_ReLU/result.json"
+expect_verdict "$RUN/cases/level1/4_Softmax/result.json" pass
+expect_verdict "$RUN/cases/level1/7_RMSNorm/result.json" pass
+[ "$(grep -c '"event": "finished"' "$RUN/events.jsonl")" -eq 5 ] \
+  && ok "events.jsonl: 3 + 2 finished events" || bad "events.jsonl finished events" "$(grep -c finished "$RUN/events.jsonl")"
+
+expect_exit 2 "a second run into an existing run dir is refused" "$KGYM" run \
+  --set output.root_dir="$TMP/runs" --set output.run_name=r
+expect_output "--resume" "and the message says how to resume"
+
+# Lock: hold the run dir's lock as another process would.
+exec 9>"$RUN/.kgym/lock"
+flock -n 9 && echo 4242 >&9
+expect_exit 2 "a locked run dir is refused" "$KGYM" run --resume "$RUN"
+expect_output "pid 4242" "names the holder's pid"
+exec 9>&-
+finish

@@ -1,0 +1,44 @@
+# Shared helpers for the end-to-end tests. Each test script sources this,
+# gets $KGYM (the binary), $SRC (the source tree) and a fresh $TMP, calls
+# check/expect_* and ends with `finish`, which prints "N passed, N failed".
+set -uo pipefail
+
+KGYM="${1:?usage: $0 PATH_TO_KGYM}"
+SRC="${KGYM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/kgym-e2e.XXXXXX")"
+PASSED=0
+FAILED=0
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$1"; }
+bad() { FAILED=$((FAILED + 1)); printf 'FAIL %s\n' "$1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; return 0; }
+
+# check DESCRIPTION COMMAND... : passes when the command succeeds.
+check() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+# expect_exit CODE DESCRIPTION COMMAND... : runs COMMAND, output in $OUT.
+expect_exit() {
+  local want="$1" what="$2"; shift 2
+  OUT="$("$@" 2>&1)"; local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$what (exit $got)"; else bad "$what: exit $got, want $want" "$(tail -n 20 <<<"$OUT")"; fi
+}
+
+# expect_output PATTERN DESCRIPTION : grep -E on the last command's output.
+expect_output() {
+  if grep -qE -- "$1" <<<"$OUT"; then ok "$2"; else bad "$2: no match for /$1/" "$(tail -n 20 <<<"$OUT")"; fi
+}
+
+# verdict_of RESULT_JSON : prints the verdict field.
+verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
+
+expect_verdict() {
+  local file="$1" want="$2" got
+  got="$(verdict_of "$file" 2>/dev/null)"
+  if [ "$got" = "$want" ]; then ok "$(basename "$(dirname "$file")") -> $want"
+  else bad "$(basename "$(dirname "$file")"): verdict '$got', want '$want'" "$(grep -E '"reason"' "$file" 2>/dev/null)"; fi
+}
+
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
