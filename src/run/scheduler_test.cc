@@ -1,0 +1,238 @@
+#include "run/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "util/fake_process_runner.h"
+#include "util/fs.h"
+
+namespace kgym::run {
+namespace {
+
+namespace fs = std::filesystem;
+using util::FakeOutcome;
+using util::ProcessExit;
+using util::ProcessSpec;
+
+// The value following `flag` in argv ("" if absent).
+std::string arg_after(const ProcessSpec& spec, const std::string& flag) {
+  auto it = std::find(spec.argv.begin(), spec.argv.end(), flag);
+  return it != spec.argv.end() && it + 1 != spec.argv.end() ? *(it + 1) : "";
+}
+
+bool has_arg(const ProcessSpec& spec, const std::string& arg) {
+  return std::find(spec.argv.begin(), spec.argv.end(), arg) != spec.argv.end();
+}
+
+class SilentPrinter : public Printer {
+ public:
+  void line(const std::string& text) override { lines.push_back(text); }
+  void error(const std::string& text) override { lines.push_back(text); }
+  std::vector<std::string> lines;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kgym-sched-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "bench" / "level1");
+    fs::create_directories(root_ / "run");
+    for (int n = 1; n <= 4; ++n) {
+      std::string stem = std::to_string(n) + "_Op";
+      std::ofstream(root_ / "bench" / "level1" / (stem + ".py")) << "class Model: pass\n";
+      fs::create_directories(root_ / "solutions" / "level1" / stem);
+      std::ofstream(root_ / "solutions" / "level1" / stem / "model_new.py") << "class ModelNew: pass\n";
+      cases_.push_back(Case{"level1", n, "Op", root_ / "bench" / "level1" / (stem + ".py")});
+    }
+    config_.agent.kind = "replay";
+    config_.agent.replay_dir = root_ / "solutions";
+    config_.concurrency = 2;
+    config_.devices = {"all"};
+    options_.run_dir = root_ / "run";
+    options_.kgym_argv0 = {"kgym"};
+    options_.worker_script = root_ / "worker.py";
+    options_.python = "python3";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A fake world where the probe succeeds, and verification ends with
+  // `verdict` unless `verify_writes_nothing`.
+  FakeOutcome default_script(const ProcessSpec& spec) {
+    FakeOutcome out;
+    if (has_arg(spec, "probe")) {
+      fs::path target = arg_after(spec, "--out");
+      out.runs_for = std::chrono::milliseconds(100);
+      out.side_effect = [target, this] {
+        std::ofstream(target) << (probe_fails ? R"({"error": "no class Model"})"
+                                              : R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}],
+                                                   "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}]})");
+      };
+      if (probe_fails) out.exit.code = 1;
+    } else if (has_arg(spec, "verify")) {
+      ++verifies_live;
+      max_verifies_live = std::max(max_verifies_live, verifies_live);
+      fs::path target = arg_after(spec, "--json");
+      out.runs_for = std::chrono::milliseconds(1000);
+      out.side_effect = [target, this] {
+        --verifies_live;
+        if (verify_writes_nothing) return;
+        CaseResult r;
+        r.verdict = Verdict::kPass;
+        r.reason = "all trials match";
+        std::ofstream(target) << to_json(r).dump();
+      };
+    }
+    max_children_live = std::max<int>(max_children_live, static_cast<int>(runner_->running()) + 1);
+    return out;
+  }
+
+  RunOutcome run_all() {
+    util::FakeClock clock;
+    runner_ = std::make_unique<util::FakeProcessRunner>(clock, [this](const ProcessSpec& s) { return script(s); });
+    auto agent = agent::make_agent(config_.agent);
+    StateStore store(options_.run_dir);
+    Scheduler scheduler(config_, options_, cases_, *runner_, clock, *agent, printer_, store);
+    return scheduler.run();
+  }
+
+  std::function<FakeOutcome(const ProcessSpec&)> script = [this](const ProcessSpec& s) { return default_script(s); };
+  fs::path root_;
+  std::vector<Case> cases_;
+  Config config_;
+  SchedulerOptions options_;
+  SilentPrinter printer_;
+  std::unique_ptr<util::FakeProcessRunner> runner_;
+  bool probe_fails = false;
+  bool verify_writes_nothing = false;
+  int verifies_live = 0;
+  int max_verifies_live = 0;
+  int max_children_live = 0;
+};
+
+TEST_F(SchedulerTest, EveryCasePassesAndIsPersisted) {
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_FALSE(out.interrupted);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(out.results[i].case_id, cases_[i].id());
+    EXPECT_EQ(out.results[i].verdict, Verdict::kPass);
+    fs::path dir = options_.run_dir / "cases" / "level1" / cases_[i].stem();
+    EXPECT_TRUE(fs::exists(dir / "result.json"));
+    EXPECT_TRUE(fs::exists(dir / "SPEC.md"));
+    EXPECT_TRUE(fs::exists(dir / "candidate" / "model_new.py"));
+    EXPECT_TRUE(fs::exists(dir / "work" / "task_desc.py"));
+  }
+  auto state = util::read_file(options_.run_dir / "state.json");
+  ASSERT_TRUE(state);
+  EXPECT_NE(state->find("\"status\": \"finished\""), std::string::npos);
+  EXPECT_EQ(printer_.lines.size(), 4u);  // one progress line per case
+}
+
+TEST_F(SchedulerTest, OneDeviceMeansOneVerificationAtATime) {
+  config_.concurrency = 3;
+  run_all();
+  EXPECT_EQ(max_verifies_live, 1);
+  EXPECT_LE(max_children_live, 3);
+}
+
+TEST_F(SchedulerTest, TwoDevicesVerifyInParallel) {
+  config_.devices = {"0", "1"};
+  config_.concurrency = 4;
+  run_all();
+  EXPECT_EQ(max_verifies_live, 2);
+}
+
+TEST_F(SchedulerTest, ProbeFailureIsAReferenceErrorAndSkipsTheAgent) {
+  probe_fails = true;
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  for (const CaseResult& r : out.results) {
+    EXPECT_EQ(r.verdict, Verdict::kReferenceError);
+    EXPECT_NE(r.reason.find("no class Model"), std::string::npos) << r.reason;
+  }
+  for (const ProcessSpec& s : runner_->started()) EXPECT_TRUE(has_arg(s, "probe"));
+}
+
+TEST_F(SchedulerTest, VerifierWithoutResultIsAHarnessError) {
+  verify_writes_nothing = true;
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kHarnessError);
+}
+
+TEST_F(SchedulerTest, AgentPastItsTimeoutIsAGenerationTimeout) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"agent", "{case_id}"};
+  config_.agent.timeout = std::chrono::seconds(5);
+  script = [this](const ProcessSpec& s) {
+    if (s.argv[0] == "agent") return FakeOutcome{std::chrono::hours(1), {}, {}};
+    return default_script(s);
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  for (const CaseResult& r : out.results) {
+    EXPECT_EQ(r.verdict, Verdict::kGenerationFailed);
+    ASSERT_TRUE(r.generation);
+    EXPECT_EQ(r.generation->outcome, "timeout");
+  }
+}
+
+TEST_F(SchedulerTest, AgentArgvIsExpandedAndRunsInItsWorkDir) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"agent", "{case_id}", "{prompt_file}"};
+  script = [this](const ProcessSpec& s) {
+    if (s.argv[0] != "agent") return default_script(s);
+    fs::path cwd = s.cwd;
+    return FakeOutcome{std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kPass);
+  const ProcessSpec* agent = nullptr;
+  for (const ProcessSpec& s : runner_->started()) {
+    if (s.argv[0] == "agent") agent = &s;
+  }
+  ASSERT_NE(agent, nullptr);
+  EXPECT_EQ(agent->cwd.filename(), "work");
+  EXPECT_EQ(fs::path(agent->argv[2]).filename(), "prompt.md");
+}
+
+TEST_F(SchedulerTest, FinishedResultsAreKeptOnResume) {
+  fs::path dir = options_.run_dir / "cases" / "level1" / "2_Op";
+  fs::create_directories(dir);
+  CaseResult previous;
+  previous.case_id = "level1/2_Op";
+  previous.verdict = Verdict::kFailCorrectness;
+  previous.reason = "from before";
+  std::ofstream(dir / "result.json") << to_json(previous).dump();
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[1].reason, "from before");
+  for (const ProcessSpec& s : runner_->started()) EXPECT_EQ(s.cwd.string().find("2_Op"), std::string::npos);
+}
+
+TEST_F(SchedulerTest, GeneratedButUnverifiedCandidateIsVerifiedNotRegenerated) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"agent"};
+  fs::path dir = options_.run_dir / "cases" / "level1" / "3_Op";
+  fs::create_directories(dir / "candidate");
+  std::ofstream(dir / "candidate" / "model_new.py") << "class ModelNew: pass\n";
+  std::ofstream(dir / "generation.json") << R"({"outcome": "ok", "agent": "command", "duration_s": 12.5})";
+  script = [this](const ProcessSpec& s) {
+    if (s.argv[0] == "agent") return FakeOutcome{std::chrono::milliseconds(10), {ProcessExit::Kind::kExited, 1}, {}};
+    return default_script(s);
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[2].verdict, Verdict::kPass);
+  ASSERT_TRUE(out.results[2].generation);
+  EXPECT_EQ(out.results[2].generation->duration_s, 12.5);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kGenerationFailed);  // the others ran the failing agent
+}
+
+}  // namespace
+}  // namespace kgym::run
