@@ -1,0 +1,93 @@
+// Reads and checks `devices:`. A device is what one case leases
+// exclusively while it is verified and timed, so devices never overlap.
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/config_sections.h"
+
+namespace kgym::config_detail {
+namespace {
+
+std::optional<int> parse_index(std::string_view text) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// "0-3,5" -> {0,1,2,3,5}; nullopt when malformed.
+std::optional<std::set<int>> parse_core_list(std::string_view text) {
+  std::set<int> cores;
+  while (true) {
+    size_t comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    size_t dash = part.find('-');
+    auto first = parse_index(part.substr(0, dash));
+    auto last = dash == std::string_view::npos ? first : parse_index(part.substr(dash + 1));
+    if (!first || !last || *first > *last) return std::nullopt;
+    for (int core = *first; core <= *last; ++core) cores.insert(core);
+    if (comma == std::string_view::npos) return cores;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
+                  std::vector<std::string>& devices) {
+  bool cpu = backend == "cpu";
+  std::string fix =
+      cpu ? "list one CPU core set per device, e.g. devices: ['0-3', '4-7'], or devices: [all]"
+          : fmt::format("list {} device indices, e.g. devices: [0, 1], or devices: [all]", backend);
+  auto items = reader.list(at, true, fix);
+  if (!items) return;
+  if (items->empty()) {
+    reader.error(at, "is empty", fix);
+    return;
+  }
+  std::vector<std::string> result;
+  std::set<int> used;
+  bool ok = true;
+  for (const Entry& item : *items) {
+    if (!item.node.IsScalar()) {
+      reader.error(item, fmt::format("expected a device, found {}", describe(item.node)), fix);
+      ok = false;
+      continue;
+    }
+    const std::string& text = item.node.Scalar();
+    if (text == "all") {
+      if (items->size() > 1) {
+        reader.error(item, "'all' is listed with other devices", "use [all] alone or list the devices");
+        ok = false;
+      }
+      result.push_back(text);
+      continue;
+    }
+    std::optional<std::set<int>> ids;
+    if (cpu) {
+      ids = parse_core_list(text);
+    } else if (auto index = parse_index(text)) {
+      ids = std::set<int>{*index};
+    }
+    if (!ids) {
+      reader.error(item, fmt::format("'{}' is not a {}", text, cpu ? "CPU core list" : "device index"), fix);
+      ok = false;
+      continue;
+    }
+    for (int id : *ids) {
+      if (!used.insert(id).second) {
+        reader.error(item,
+                     fmt::format("{} {} is already part of another device", cpu ? "core" : "device", id),
+                     "devices are leased exclusively; make them disjoint");
+        ok = false;
+        break;
+      }
+    }
+    result.push_back(text);
+  }
+  if (ok) devices = std::move(result);
+}
+
+}  // namespace kgym::config_detail

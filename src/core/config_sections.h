@@ -1,0 +1,30 @@
+#pragma once
+// Readers for the sections of the configuration, shared by config*.cc.
+// Each fills its part of Config from the document and records every
+// problem in the reader; what it could not read keeps its default.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.h"
+#include "core/config_reader.h"
+
+namespace kgym::config_detail {
+
+// `agent:`; needs nothing else of the config.
+void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent);
+
+// `verifier:`, with tolerances merged over default_tolerance().
+void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifier);
+
+// `devices:` for `backend`: "all", or per device a CPU core list ("0-3,5")
+// on cpu, a device index on cuda/npu. Devices may not overlap.
+void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
+                  std::vector<std::string>& devices);
+
+// Dtype names accepted under verifier.tolerances (torch names without the
+// "torch." prefix).
+std::span<const std::string_view> known_dtypes();
+
+}  // namespace kgym::config_detail

@@ -1,0 +1,142 @@
+// Reads and checks the `verifier:` section; owns the default tolerances.
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/config_sections.h"
+
+namespace kgym {
+namespace config_detail {
+namespace {
+
+constexpr std::string_view kVerifierKeys[] = {
+    "backend",          "python",  "mode",          "trials",     "timeout_sec",
+    "call_timeout_sec", "threads", "compile_cache", "tolerances", "timing"};
+constexpr std::string_view kBackends[] = {"cpu", "cuda", "npu"};
+constexpr std::string_view kModes[] = {"correctness", "performance"};
+constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
+constexpr std::string_view kTimingKeys[] = {"warmup", "repetitions", "budget_sec"};
+// float32 first: it is the nearest match offered for a bare "float".
+constexpr std::string_view kDtypes[] = {"float32",   "float64",    "float16", "bfloat16",
+                                        "complex64", "complex128", "int8",    "int16",
+                                        "int32",     "int64",      "uint8",   "bool"};
+
+void read_tolerances(ConfigReader& reader, const Entry& at, std::map<std::string, Tolerance>& tolerances) {
+  Mapping by_dtype = reader.mapping(at, kDtypes);
+  for (const Entry& dtype_entry : by_dtype.entries) {
+    std::string dtype = dtype_entry.path.substr(at.path.size() + 1);
+    Tolerance& tolerance = tolerances[dtype];
+    Mapping fields = reader.mapping(dtype_entry, kToleranceKeys);
+    constexpr std::string_view kFix =
+        "set a number >= 0; a value passes when |candidate - reference| <= atol + rtol * |reference|";
+    if (auto entry = fields.get("atol")) {
+      if (auto value = reader.number(*entry, 0, false, kFix)) tolerance.atol = *value;
+    }
+    if (auto entry = fields.get("rtol")) {
+      if (auto value = reader.number(*entry, 0, false, kFix)) tolerance.rtol = *value;
+    }
+  }
+}
+
+void read_timing(ConfigReader& reader, const Entry& at, TimingConfig& timing) {
+  Mapping fields = reader.mapping(at, kTimingKeys);
+  if (auto entry = fields.get("warmup")) {
+    if (auto value =
+            reader.integer(*entry, 0, "set a whole number of untimed calls, 0 or more, e.g. warmup: 3"))
+      timing.warmup = static_cast<int>(*value);
+  }
+  if (auto entry = fields.get("repetitions")) {
+    if (auto value =
+            reader.integer(*entry, 1, "set a whole number of timed calls, at least 1, e.g. repetitions: 20"))
+      timing.repetitions = static_cast<int>(*value);
+  }
+  if (auto entry = fields.get("budget_sec")) {
+    if (auto value = reader.number(*entry, 0, true, "set seconds greater than 0, e.g. budget_sec: 10"))
+      timing.budget = std::chrono::milliseconds(std::max<long long>(1, std::llround(*value * 1000)));
+  }
+}
+
+std::optional<std::chrono::seconds> read_seconds(ConfigReader& reader, const Entry& at,
+                                                 std::string_view example) {
+  auto value =
+      reader.integer(at, 1, fmt::format("set a whole number of seconds, at least 1, e.g. {}", example));
+  if (!value) return std::nullopt;
+  return std::chrono::seconds(*value);
+}
+
+}  // namespace
+
+std::span<const std::string_view> known_dtypes() { return kDtypes; }
+
+void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifier) {
+  for (std::string_view dtype : kDtypes)
+    verifier.tolerances[std::string(dtype)] = default_tolerance(std::string(dtype));
+
+  Mapping fields = reader.mapping(at, kVerifierKeys);
+  if (auto entry = fields.get("backend")) {
+    if (auto value = reader.choice(*entry, kBackends)) verifier.backend = *value;
+  }
+  if (auto entry = fields.get("mode")) {
+    if (auto value = reader.choice(*entry, kModes)) verifier.mode = *value;
+  }
+  if (auto entry = fields.get("python")) {
+    constexpr std::string_view kFix = "name an interpreter on PATH (python3) or a path to one";
+    if (auto value = reader.text(*entry, kFix)) {
+      if (value->find('/') == std::string::npos) {
+        verifier.python = *value;
+      } else if (auto path = reader.path(*entry, kFix)) {
+        verifier.python = path->string();
+      }
+    }
+  }
+  if (auto entry = fields.get("trials")) {
+    if (auto value = reader.integer(*entry, 1, "set a whole number of trials, at least 1, e.g. trials: 3"))
+      verifier.trials = static_cast<int>(*value);
+  }
+  std::optional<Entry> timeout_entry = fields.get("timeout_sec");
+  std::optional<Entry> call_timeout_entry = fields.get("call_timeout_sec");
+  bool timeouts_ok = true;
+  if (timeout_entry) {
+    auto value = read_seconds(reader, *timeout_entry, "timeout_sec: 600");
+    timeouts_ok = value.has_value();
+    if (value) verifier.timeout = *value;
+  }
+  if (call_timeout_entry) {
+    auto value = read_seconds(reader, *call_timeout_entry, "call_timeout_sec: 60");
+    timeouts_ok = timeouts_ok && value.has_value();
+    if (value) verifier.call_timeout = *value;
+  }
+  if (timeouts_ok && verifier.call_timeout > verifier.timeout) {
+    Entry at_entry = call_timeout_entry ? *call_timeout_entry : *timeout_entry;
+    reader.error(
+        at_entry,
+        fmt::format("call_timeout_sec ({}) is longer than timeout_sec ({})", verifier.call_timeout.count(),
+                    verifier.timeout.count()),
+        "one worker call cannot outlast the whole verification; lower call_timeout_sec or raise timeout_sec");
+  }
+  if (auto entry = fields.get("threads")) {
+    if (auto value = reader.integer(*entry, 0, "set a whole number of threads, 0 = the device's cores"))
+      verifier.threads = static_cast<int>(*value);
+  }
+  if (auto entry = fields.get("compile_cache")) {
+    if (auto value = reader.boolean(*entry)) verifier.compile_cache = *value;
+  }
+  if (auto entry = fields.get("tolerances")) read_tolerances(reader, *entry, verifier.tolerances);
+  if (auto entry = fields.get("timing")) read_timing(reader, *entry, verifier.timing);
+}
+
+}  // namespace config_detail
+
+Tolerance default_tolerance(const std::string& dtype) {
+  // Tight enough that computing in a narrower type fails (float64 done in
+  // float32 errs by ~6e-8 relative; float32 done in bfloat16 by ~4e-3), loose
+  // enough for an honest kernel that reorders a long reduction.
+  if (dtype == "float64" || dtype == "complex128") return {1e-8, 1e-8};
+  if (dtype == "float32" || dtype == "complex64") return {1e-4, 1e-3};
+  if (dtype == "float16") return {1e-2, 1e-2};
+  if (dtype == "bfloat16") return {2e-2, 2e-2};
+  return {0, 0};  // integers and bool compare exactly
+}
+
+}  // namespace kgym

@@ -1,0 +1,87 @@
+#include "core/run_state.h"
+
+#include <fmt/format.h>
+
+namespace kgym {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+template <typename T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+json case_json(const CaseState& c) {
+  return {{"id", c.id},
+          {"phase", c.phase},
+          {"stage", c.stage},
+          {"attempt", c.attempt},
+          {"pid", opt(c.pid)},
+          {"device", opt(c.device)},
+          {"started_at", opt(c.started_at)},
+          {"phase_started_at", opt(c.phase_started_at)},
+          {"finished_at", opt(c.finished_at)},
+          {"verdict", opt(c.verdict)},
+          {"speedup", opt(c.speedup)},
+          {"reason", c.reason}};
+}
+
+CaseState case_from(const json& j) {
+  CaseState c;
+  c.id = j.at("id").get<std::string>();
+  c.phase = j.value("phase", "pending");
+  c.stage = j.value("stage", "");
+  c.attempt = j.value("attempt", 0);
+  c.pid = get_opt<int>(j, "pid");
+  c.device = get_opt<std::string>(j, "device");
+  c.started_at = get_opt<double>(j, "started_at");
+  c.phase_started_at = get_opt<double>(j, "phase_started_at");
+  c.finished_at = get_opt<double>(j, "finished_at");
+  c.verdict = get_opt<std::string>(j, "verdict");
+  c.speedup = get_opt<double>(j, "speedup");
+  c.reason = j.value("reason", "");
+  return c;
+}
+
+}  // namespace
+
+json to_json(const RunState& s) {
+  json cases = json::array();
+  for (const CaseState& c : s.cases) cases.push_back(case_json(c));
+  return {{"schema_version", s.schema_version}, {"run_dir", s.run_dir},       {"status", s.status},
+          {"harness_pid", s.harness_pid},       {"started_at", s.started_at}, {"updated_at", s.updated_at},
+          {"cases", std::move(cases)}};
+}
+
+RunState run_state_from_json(const json& j) {
+  RunState s;
+  s.schema_version = j.at("schema_version").get<int>();
+  // A newer harness may add fields (ignored here) but a new major layout is
+  // refused rather than misread.
+  if (s.schema_version > kStateSchemaVersion) {
+    throw json::other_error::create(
+        501,
+        fmt::format("state schema_version {} is newer than this kgym understands ({})", s.schema_version,
+                    kStateSchemaVersion),
+        &j);
+  }
+  s.run_dir = j.value("run_dir", "");
+  s.status = j.value("status", "running");
+  s.harness_pid = j.value("harness_pid", 0);
+  s.started_at = j.value("started_at", 0.0);
+  s.updated_at = j.value("updated_at", 0.0);
+  if (auto it = j.find("cases"); it != j.end() && !it->is_null()) {
+    for (const json& c : it->get_ref<const json::array_t&>()) s.cases.push_back(case_from(c));
+  }
+  return s;
+}
+
+}  // namespace kgym
