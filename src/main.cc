@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   root.require_subcommand(1);
   root.set_version_flag("--version", "kgym 0.1.0");
   std::vector<kgym::app::Command> commands = {
-      kgym::app::add_run_command(root),     kgym::app::add_cases_command(root),
-      kgym::app::add_verify_command(root),  kgym::app::add_monitor_command(root),
+      kgym::app::add_run_command(root),    kgym::app::add_cases_command(root),
+      kgym::app::add_verify_command(root), kgym::app::add_monitor_command(root),
       kgym::app::add_report_command(root),
   };
   try {

@@ -18,9 +18,9 @@
 namespace kgym::agent {
 
 struct AgentTask {
-  std::string case_id;  // "level1/19_ReLU"
-  std::string level;    // "level1"
-  std::string stem;     // "19_ReLU"
+  std::string case_id;              // "level1/19_ReLU"
+  std::string level;                // "level1"
+  std::string stem;                 // "19_ReLU"
   std::filesystem::path case_dir;   // RUN_DIR/cases/<level>/<stem>
   std::filesystem::path workspace;  // the agent's own work dir (seeded with SPEC.md, prompt.md, task_desc.py)
   std::filesystem::path prompt_file;
@@ -43,7 +43,7 @@ struct GenerationFailure {
 class Agent {
  public:
   virtual ~Agent() = default;
-  virtual std::string name() const = 0;              // "replay", "command"
+  virtual std::string name() const = 0;  // "replay", "command"
   virtual std::optional<std::string> model() const = 0;
   // Artifact paths relative to the work dir; the first is the candidate.
   virtual const std::vector<std::string>& artifacts() const = 0;
@@ -56,8 +56,7 @@ std::unique_ptr<Agent> make_agent(const AgentConfig& config);
 
 // Copies the declared artifacts from `workdir` into `candidate_dir` (regular
 // files only; links are refused). Returns the candidate file's new path.
-std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(const Agent& agent,
-                                                                         const std::filesystem::path& workdir,
-                                                                         const std::filesystem::path& candidate_dir);
+std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(
+    const Agent& agent, const std::filesystem::path& workdir, const std::filesystem::path& candidate_dir);
 
 }  // namespace kgym::agent

@@ -81,9 +81,8 @@ std::unique_ptr<Agent> make_agent(const AgentConfig& config) {
   return std::make_unique<ReplayAgent>(config);
 }
 
-std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(const Agent& agent,
-                                                                         const std::filesystem::path& workdir,
-                                                                         const std::filesystem::path& candidate_dir) {
+std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(
+    const Agent& agent, const std::filesystem::path& workdir, const std::filesystem::path& candidate_dir) {
   if (auto ok = util::make_dirs(candidate_dir); !ok) {
     return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
   }
@@ -95,8 +94,8 @@ std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(const 
                                                fmt::format("artifact {} missing: {}", artifact, ok.error())});
     }
     if (std::filesystem::file_size(to) == 0) {
-      return std::unexpected(
-          GenerationFailure{GenerationOutcome::kMissingArtifact, fmt::format("artifact {} is empty", artifact)});
+      return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact,
+                                               fmt::format("artifact {} is empty", artifact)});
     }
   }
   return candidate_dir / std::filesystem::path(agent.artifacts().front()).filename();

@@ -51,12 +51,15 @@ Command add_run_command(CLI::App& root) {
     std::vector<std::string> overrides;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* app = root.add_subcommand("run", "Run the benchmark: generate, verify and report every selected case");
-  app->add_option("--config,-c", args->config, "YAML config file (default: the bundled configs/default.yaml)");
+  CLI::App* app =
+      root.add_subcommand("run", "Run the benchmark: generate, verify and report every selected case");
+  app->add_option("--config,-c", args->config,
+                  "YAML config file (default: the bundled configs/default.yaml)");
   app->add_option("--resume", args->resume, "Finish an earlier run in RUN_DIR (finished cases are kept)");
   app->add_option("--set", args->sets, "Set a config key by its dotted path, e.g. --set concurrency=2")
       ->type_name("KEY=VALUE");
-  app->add_option("--override", args->overrides, "Problem size override, short for --set problem.overrides.NAME=VALUE")
+  app->add_option("--override", args->overrides,
+                  "Problem size override, short for --set problem.overrides.NAME=VALUE")
       ->type_name("NAME=VALUE");
 
   return {app, [args]() -> int {
@@ -66,7 +69,8 @@ Command add_run_command(CLI::App& root) {
             } else if (!args->resume.empty()) {
               auto recorded = run::recorded_config_source(args->resume);
               if (!recorded) {
-                fmt::print(stderr, "kgym: {} is not a kgym run directory (no readable run.json)\n", args->resume);
+                fmt::print(stderr, "kgym: {} is not a kgym run directory (no readable run.json)\n",
+                           args->resume);
                 return kExitUsage;
               }
               source = *recorded;

@@ -16,9 +16,9 @@
 namespace kgym {
 
 struct Case {
-  std::string level;   // "level1"
-  int number = 0;      // 19
-  std::string name;    // "ReLU"
+  std::string level;           // "level1"
+  int number = 0;              // 19
+  std::string name;            // "ReLU"
   std::filesystem::path file;  // absolute path of the problem file
 
   std::string stem() const;  // "19_ReLU"
@@ -30,7 +30,7 @@ struct SelectorError {
 };
 
 std::expected<std::vector<Case>, SelectorError> select_cases(const std::filesystem::path& bench_dir,
-                                                            const std::string& default_level,
-                                                            const std::string& selector);
+                                                             const std::string& default_level,
+                                                             const std::string& selector);
 
 }  // namespace kgym

@@ -25,7 +25,7 @@ struct AgentConfig {
   std::vector<std::string> argv;  // template with {workspace} {prompt_file} ...
   std::map<std::string, std::string> env;
   std::chrono::seconds timeout{1800};
-  std::string workdir = "{workspace}";  // template; cwd of the agent
+  std::string workdir = "{workspace}";                 // template; cwd of the agent
   std::vector<std::string> artifacts{"model_new.py"};  // artifacts[0] is the candidate
   std::optional<std::string> model;
   // kind: replay
@@ -33,19 +33,19 @@ struct AgentConfig {
 };
 
 struct TimingConfig {
-  int warmup = 3;             // untimed calls per side before measuring
-  int repetitions = 20;       // timed calls per side (upper bound)
+  int warmup = 3;                           // untimed calls per side before measuring
+  int repetitions = 20;                     // timed calls per side (upper bound)
   std::chrono::milliseconds budget{10000};  // per case, both sides together
 };
 
 struct VerifierConfig {
-  std::string backend = "cpu";     // "cpu" | "cuda" | "npu"
+  std::string backend = "cpu";        // "cpu" | "cuda" | "npu"
   std::optional<std::string> python;  // interpreter; nullopt = auto-detect
   std::string mode = "performance";   // "correctness" | "performance"
   int trials = 3;
-  std::chrono::seconds timeout{600};       // whole verification of one case (incl. compile)
-  std::chrono::seconds call_timeout{60};   // one worker request (a trial, a timing batch) after import
-  int threads = 0;                    // torch/OpenMP threads; 0 = cores of the device
+  std::chrono::seconds timeout{600};            // whole verification of one case (incl. compile)
+  std::chrono::seconds call_timeout{60};        // one worker request (a trial, a timing batch) after import
+  int threads = 0;                              // torch/OpenMP threads; 0 = cores of the device
   std::map<std::string, Tolerance> tolerances;  // by torch dtype name ("float32")
   TimingConfig timing;
   bool compile_cache = true;  // use ccache for extension builds when present

@@ -91,9 +91,12 @@ json to_json(const CaseResult& r) {
   }
   if (r.generation) {
     const Generation& g = *r.generation;
-    j["generation"] = {{"outcome", g.outcome},     {"exit_code", opt(g.exit_code)},
-                       {"duration_s", opt(g.duration_s)}, {"agent", g.agent},
-                       {"model", opt(g.model)},    {"tokens", {{"in", opt(g.tokens_in)}, {"out", opt(g.tokens_out)}}},
+    j["generation"] = {{"outcome", g.outcome},
+                       {"exit_code", opt(g.exit_code)},
+                       {"duration_s", opt(g.duration_s)},
+                       {"agent", g.agent},
+                       {"model", opt(g.model)},
+                       {"tokens", {{"in", opt(g.tokens_in)}, {"out", opt(g.tokens_out)}}},
                        {"cost", opt(g.cost)}};
   } else {
     j["generation"] = nullptr;
@@ -136,7 +139,8 @@ CaseResult result_from_json(const json& j) {
     perf.reference = side_from(p.at("reference"));
     perf.candidate = side_from(p.at("candidate"));
     perf.speedup = speedup_from(p.at("speedup"));
-    if (auto nf = p.find("noise_floor"); nf != p.end() && !nf->is_null()) perf.noise_floor = speedup_from(*nf);
+    if (auto nf = p.find("noise_floor"); nf != p.end() && !nf->is_null())
+      perf.noise_floor = speedup_from(*nf);
     perf.stop_reason = p.value("stop_reason", "");
     perf.flags = p.value("flags", std::vector<std::string>{});
     r.performance = perf;

@@ -22,7 +22,7 @@ struct CheatFinding {
 };
 
 struct Correctness {
-  int trials = 0;         // trials compared (all shapes)
+  int trials = 0;  // trials compared (all shapes)
   int trials_passed = 0;
   std::vector<std::string> shapes;  // input shapes, one string per shape set
   std::optional<double> max_abs_err;

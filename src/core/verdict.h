@@ -20,10 +20,9 @@ enum class Verdict {
 };
 
 inline constexpr Verdict kAllVerdicts[] = {
-    Verdict::kPass,          Verdict::kFailCorrectness, Verdict::kFailCheat,
-    Verdict::kCompileError,  Verdict::kRuntimeError,    Verdict::kTimeout,
-    Verdict::kCrash,         Verdict::kGenerationFailed, Verdict::kReferenceError,
-    Verdict::kHarnessError,
+    Verdict::kPass,           Verdict::kFailCorrectness, Verdict::kFailCheat, Verdict::kCompileError,
+    Verdict::kRuntimeError,   Verdict::kTimeout,         Verdict::kCrash,     Verdict::kGenerationFailed,
+    Verdict::kReferenceError, Verdict::kHarnessError,
 };
 
 // Stable snake_case name used in JSON and reports ("fail_correctness").

@@ -46,24 +46,28 @@ struct RunRecord {
 
 // Creates (or, for --resume, reopens) the run directory and writes run.json.
 std::expected<RunRecord, std::string> open_run_dir(const Config& config, const CampaignOptions& options,
-                                                  const std::vector<Case>& cases, const std::string& python,
-                                                  const std::string& torch_version) {
+                                                   const std::vector<Case>& cases, const std::string& python,
+                                                   const std::string& torch_version) {
   RunRecord record;
   record.started_at = util::unix_now();
   nlohmann::json previous;
   if (options.resume_dir) {
     record.dir = std::filesystem::absolute(*options.resume_dir);
     auto text = util::read_file(record.dir / "run.json");
-    if (!text) return std::unexpected(fmt::format("{} is not a kgym run directory (no run.json)", record.dir.string()));
+    if (!text)
+      return std::unexpected(
+          fmt::format("{} is not a kgym run directory (no run.json)", record.dir.string()));
     previous = nlohmann::json::parse(*text, nullptr, false);
-    if (previous.is_discarded()) return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
+    if (previous.is_discarded())
+      return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
     record.seed = previous.value("run_seed", std::uint64_t{0});
   } else {
     record.dir = config.output_root / config.run_name.value_or(timestamp_name());
     if (std::filesystem::exists(record.dir / "run.json")) {
-      return std::unexpected(fmt::format("run directory {} already holds a run; resume it with --resume {} or choose "
-                                         "another output.run_name",
-                                         record.dir.string(), record.dir.string()));
+      return std::unexpected(
+          fmt::format("run directory {} already holds a run; resume it with --resume {} or choose "
+                      "another output.run_name",
+                      record.dir.string(), record.dir.string()));
     }
     record.seed = fresh_seed();
   }
@@ -71,11 +75,13 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   nlohmann::json run;
   run["schema_version"] = 1;
   run["run_dir"] = record.dir.string();
-  run["started_at"] = previous.is_object() ? previous.value("started_at", record.started_at) : record.started_at;
+  run["started_at"] =
+      previous.is_object() ? previous.value("started_at", record.started_at) : record.started_at;
   if (previous.is_object()) run["resumed_at"] = record.started_at;
   run["config_path"] = config.source.string();
-  run["config_file"] = options.source.file ? nlohmann::json(std::filesystem::absolute(*options.source.file).string())
-                                           : nlohmann::json(nullptr);
+  run["config_file"] = options.source.file
+                           ? nlohmann::json(std::filesystem::absolute(*options.source.file).string())
+                           : nlohmann::json(nullptr);
   run["sets"] = options.source.sets;
   run["overrides"] = options.source.overrides;
   run["run_seed"] = record.seed;
@@ -116,7 +122,8 @@ std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& 
   nlohmann::json run = nlohmann::json::parse(*text, nullptr, false);
   if (!run.is_object()) return std::nullopt;
   ConfigSource source;
-  if (run.contains("config_file") && run["config_file"].is_string()) source.file = run["config_file"].get<std::string>();
+  if (run.contains("config_file") && run["config_file"].is_string())
+    source.file = run["config_file"].get<std::string>();
   source.sets = run.value("sets", std::vector<std::string>{});
   source.overrides = run.value("overrides", std::vector<std::string>{});
   return source;
@@ -129,8 +136,8 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     return CampaignStatus::kUsageError;
   }
   if (cases->empty()) {
-    printer.error(fmt::format("kgym: {}: the selection '{}' matches no case in {}", config.source.string(), config.cases,
-                             config.bench_dir.string()));
+    printer.error(fmt::format("kgym: {}: the selection '{}' matches no case in {}", config.source.string(),
+                              config.cases, config.bench_dir.string()));
     return CampaignStatus::kUsageError;
   }
   auto python = verify::resolve_python(config.verifier.python);
@@ -159,9 +166,10 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     return CampaignStatus::kUsageError;
   }
 
-  printer.line(fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, concurrency {}, devices [{}]",
-                           cases->size(), config.verifier.backend, config.verifier.mode, config.agent.kind,
-                           config.concurrency, fmt::join(config.devices, ", ")));
+  printer.line(
+      fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, concurrency {}, devices [{}]",
+                  cases->size(), config.verifier.backend, config.verifier.mode, config.agent.kind,
+                  config.concurrency, fmt::join(config.devices, ", ")));
   printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
@@ -183,7 +191,8 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
 
-  auto summary = report::write_summary(record->dir, outcome.results, run_info(config, *record, *cases, outcome.interrupted));
+  auto summary = report::write_summary(record->dir, outcome.results,
+                                       run_info(config, *record, *cases, outcome.interrupted));
   if (!summary) {
     printer.error(fmt::format("kgym: warning: {}", summary.error()));
   } else {
@@ -192,8 +201,9 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.line(fmt::format("summary: {}/summary.md", record->dir.string()));
   }
   if (outcome.interrupted) return CampaignStatus::kInterrupted;
-  bool all_passed = outcome.not_run == 0 && std::all_of(outcome.results.begin(), outcome.results.end(),
-                                                          [](const CaseResult& r) { return r.verdict == Verdict::kPass; });
+  bool all_passed =
+      outcome.not_run == 0 && std::all_of(outcome.results.begin(), outcome.results.end(),
+                                          [](const CaseResult& r) { return r.verdict == Verdict::kPass; });
   return all_passed ? CampaignStatus::kAllPassed : CampaignStatus::kSomeFailed;
 }
 

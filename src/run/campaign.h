@@ -15,9 +15,9 @@
 namespace kgym::run {
 
 struct CampaignOptions {
-  ConfigSource source;                       // recorded in run.json for --resume
+  ConfigSource source;  // recorded in run.json for --resume
   std::optional<std::filesystem::path> resume_dir;
-  std::vector<std::string> kgym_argv0;       // how to re-run this binary
+  std::vector<std::string> kgym_argv0;  // how to re-run this binary
   std::optional<int> interrupt_fd;
 };
 

@@ -9,7 +9,8 @@ namespace kgym::run {
 
 class DevicePool {
  public:
-  explicit DevicePool(std::vector<std::string> devices) : devices_(std::move(devices)), busy_(devices_.size()) {}
+  explicit DevicePool(std::vector<std::string> devices)
+      : devices_(std::move(devices)), busy_(devices_.size()) {}
 
   // The index of a free device, now marked busy; nullopt when all are busy.
   std::optional<std::size_t> acquire() {

@@ -38,7 +38,8 @@ nlohmann::json machine_info() {
   m["online_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
   m["load_average"] = load_average();
   utsname u{};
-  m["kernel"] = uname(&u) == 0 ? nlohmann::json(std::string(u.sysname) + " " + u.release) : nlohmann::json(nullptr);
+  m["kernel"] =
+      uname(&u) == 0 ? nlohmann::json(std::string(u.sysname) + " " + u.release) : nlohmann::json(nullptr);
   char host[256] = {};
   m["hostname"] = gethostname(host, sizeof host - 1) == 0 ? nlohmann::json(host) : nlohmann::json(nullptr);
   return m;

@@ -20,8 +20,8 @@ void Printer::case_finished(std::size_t done, std::size_t total, const CaseResul
   std::string reason = r.verdict == Verdict::kPass ? "" : r.reason;
   if (reason.size() > 100) reason = reason.substr(0, 97) + "...";
   int width = static_cast<int>(fmt::format("{}", total).size());
-  line(fmt::format("[{:>{}}/{}] {:<17} {:<36} {:>8} {:>7}  {}", done, width, total, to_string(r.verdict), r.case_id,
-                   speedup, took, reason));
+  line(fmt::format("[{:>{}}/{}] {:<17} {:<36} {:>8} {:>7}  {}", done, width, total, to_string(r.verdict),
+                   r.case_id, speedup, took, reason));
 }
 
 }  // namespace kgym::run

@@ -16,16 +16,16 @@ using util::SteadyTime;
 
 struct Scheduler::CaseRun {
   Case c;
-  std::filesystem::path dir;            // RUN_DIR/cases/<level>/<stem>
-  std::filesystem::path work;           // the agent's work dir
-  std::filesystem::path candidate;      // candidate file once collected
+  std::filesystem::path dir;        // RUN_DIR/cases/<level>/<stem>
+  std::filesystem::path work;       // the agent's work dir
+  std::filesystem::path candidate;  // candidate file once collected
   Child child = Child::kNone;
-  std::optional<SteadyTime> deadline;   // of the running child
+  std::optional<SteadyTime> deadline;  // of the running child
   bool deadline_hit = false;
   std::optional<std::size_t> device;
   Generation generation;
   std::optional<double> generate_s;
-  SteadyTime started{};             // the case left pending
+  SteadyTime started{};  // the case left pending
   SteadyTime generation_started{};
   std::optional<CaseResult> result;
   enum class Stage { kPending, kActive, kWaitingDevice, kDone } stage = Stage::kPending;
@@ -39,7 +39,8 @@ std::string last_line(const std::string& text) {
   std::size_t end = text.find_last_not_of("\n ");
   if (end == std::string::npos) return "";
   std::size_t start = text.find_last_of('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
@@ -109,7 +110,8 @@ void Scheduler::set_phase(std::size_t i, const std::string& phase) {
   store_.save();
 }
 
-bool Scheduler::launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec, std::chrono::seconds timeout) {
+bool Scheduler::launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec,
+                             std::chrono::seconds timeout) {
   CaseRun& run = runs_[i];
   auto pid = runner_.start(static_cast<util::ProcessRunner::Id>(i), spec);
   if (!pid) return false;
@@ -129,13 +131,16 @@ void Scheduler::start_case(std::size_t i) {
   // straight to verification.
   if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
     nlohmann::json g = nlohmann::json::parse(*gen, nullptr, false);
-    std::filesystem::path cand = run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
+    std::filesystem::path cand =
+        run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
     if (!g.is_discarded() && g.value("outcome", "") == "ok" && std::filesystem::exists(cand)) {
       run.candidate = cand;
       run.generation.outcome = "ok";
       run.generation.agent = g.value("agent", agent_.name());
-      if (g.contains("duration_s") && g["duration_s"].is_number()) run.generation.duration_s = g["duration_s"].get<double>();
-      if (g.contains("generate_s") && g["generate_s"].is_number()) run.generate_s = g["generate_s"].get<double>();
+      if (g.contains("duration_s") && g["duration_s"].is_number())
+        run.generation.duration_s = g["duration_s"].get<double>();
+      if (g.contains("generate_s") && g["generate_s"].is_number())
+        run.generate_s = g["generate_s"].get<double>();
       store_.event("resume_verify", run.c.id());
       run.stage = CaseRun::Stage::kWaitingDevice;
       set_phase(i, "waiting_device");
@@ -173,7 +178,8 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
   std::string prompt = render_prompt(run.c, config_);
   for (const auto& dir : {run.dir, run.work}) {
     for (auto [name, text] : {std::pair{"SPEC.md", &spec}, std::pair{"prompt.md", &prompt}}) {
-      if (auto ok = util::write_file_atomic(dir / name, *text); !ok) return fail(i, Verdict::kHarnessError, ok.error());
+      if (auto ok = util::write_file_atomic(dir / name, *text); !ok)
+        return fail(i, Verdict::kHarnessError, ok.error());
     }
   }
   if (auto ok = util::copy_regular_file(run.c.file, run.work / "task_desc.py"); !ok) {
@@ -184,8 +190,9 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
 
 void Scheduler::launch_generation(std::size_t i) {
   CaseRun& run = runs_[i];
-  agent::AgentTask task{run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, run.work / "prompt.md",
-                        run.work / "SPEC.md", ""};
+  agent::AgentTask task{
+      run.c.id(),           run.c.level, run.c.stem(), run.dir, run.work, run.work / "prompt.md",
+      run.work / "SPEC.md", ""};
   run.generation = Generation{};
   run.generation.agent = agent_.name();
   run.generation.model = agent_.model();
@@ -199,7 +206,8 @@ void Scheduler::launch_generation(std::size_t i) {
   if (!launch->process) return generation_done(i, std::nullopt);
   if (!launch_child(i, Child::kAgent, *launch->process, launch->timeout)) {
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
-    fail(i, Verdict::kGenerationFailed, fmt::format("cannot start agent '{}'", launch->process->argv.front()));
+    fail(i, Verdict::kGenerationFailed,
+         fmt::format("cannot start agent '{}'", launch->process->argv.front()));
   }
 }
 
@@ -216,12 +224,13 @@ void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) 
     }
     if (!exit->ok()) {
       run.generation.outcome = std::string(to_string(GenerationOutcome::kNonZeroExit));
-      return fail(i, Verdict::kGenerationFailed, fmt::format("agent ended with {} (see agent.log)", exit->describe()));
+      return fail(i, Verdict::kGenerationFailed,
+                  fmt::format("agent ended with {} (see agent.log)", exit->describe()));
     }
   }
-  auto candidate = agent::collect_artifacts(agent_, agent_.workdir({run.c.id(), run.c.level, run.c.stem(), run.dir,
-                                                                   run.work, {}, {}, ""}),
-                                            run.dir / "candidate");
+  auto candidate = agent::collect_artifacts(
+      agent_, agent_.workdir({run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, {}, {}, ""}),
+      run.dir / "candidate");
   if (!candidate) {
     run.generation.outcome = std::string(to_string(candidate.error().outcome));
     return fail(i, Verdict::kGenerationFailed, candidate.error().reason);
@@ -258,13 +267,15 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.overrides = config_.overrides;
   req.device = devices_.name(device);
   req.run_seed = options_.run_seed;
-  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n"); !ok) {
+  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n");
+      !ok) {
     return fail(i, Verdict::kHarnessError, ok.error());
   }
   util::ProcessSpec spec;
   spec.argv = options_.kgym_argv0;
-  for (const std::string& arg : std::vector<std::string>{"verify", "--request", (run.dir / "verify_request.json").string(),
-                                                          "--json", (run.dir / "verify_result.json").string()}) {
+  for (const std::string& arg :
+       std::vector<std::string>{"verify", "--request", (run.dir / "verify_request.json").string(), "--json",
+                                (run.dir / "verify_result.json").string()}) {
     spec.argv.push_back(arg);
   }
   spec.cwd = run.dir;
@@ -281,9 +292,10 @@ void Scheduler::on_verify_exit(std::size_t i, const ProcessExit& exit) {
   CaseRun& run = runs_[i];
   auto text = util::read_file(run.dir / "verify_result.json");
   if (!text) {
-    std::string reason = run.deadline_hit ? "the verifier did not stop in time"
-                                          : fmt::format("the verifier ended with {} without a result (see verify.log)",
-                                                        exit.describe());
+    std::string reason =
+        run.deadline_hit
+            ? "the verifier did not stop in time"
+            : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
     return fail(i, run.deadline_hit ? Verdict::kTimeout : Verdict::kHarnessError, reason);
   }
   CaseResult result;
@@ -385,7 +397,8 @@ void Scheduler::enforce_deadlines() {
 SteadyTime Scheduler::next_deadline() const {
   SteadyTime next = clock_.now() + std::chrono::seconds(1);
   for (const CaseRun& run : runs_) {
-    if (run.child != Child::kNone && run.deadline && !run.deadline_hit && *run.deadline < next) next = *run.deadline;
+    if (run.child != Child::kNone && run.deadline && !run.deadline_hit && *run.deadline < next)
+      next = *run.deadline;
   }
   return next;
 }
@@ -400,7 +413,8 @@ void Scheduler::handle_interrupt() {
   if (before == 0) {
     printer_.line("kgym: interrupted; stopping running cases (Ctrl-C again to kill them at once)");
     for (std::size_t i = 0; i < runs_.size(); ++i) {
-      if (runs_[i].child != Child::kNone) runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
+      if (runs_[i].child != Child::kNone)
+        runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
     }
   }
   if (interrupts_ >= 2) runner_.kill_all();

@@ -23,11 +23,11 @@ namespace kgym::run {
 
 struct SchedulerOptions {
   std::filesystem::path run_dir;
-  std::vector<std::string> kgym_argv0;      // how to re-run this binary: {"/path/kgym"}
-  std::filesystem::path worker_script;      // the Python worker, written for this run
-  std::string python;                       // resolved interpreter
+  std::vector<std::string> kgym_argv0;  // how to re-run this binary: {"/path/kgym"}
+  std::filesystem::path worker_script;  // the Python worker, written for this run
+  std::string python;                   // resolved interpreter
   std::uint64_t run_seed = 0;
-  std::optional<int> interrupt_fd;          // readable once per user interrupt
+  std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
 };
 
@@ -39,8 +39,9 @@ struct RunOutcome {
 
 class Scheduler {
  public:
-  Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases, util::ProcessRunner& runner,
-            const util::Clock& clock, const agent::Agent& agent, Printer& printer, StateStore& store);
+  Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
+            util::ProcessRunner& runner, const util::Clock& clock, const agent::Agent& agent,
+            Printer& printer, StateStore& store);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

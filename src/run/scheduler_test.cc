@@ -67,8 +67,9 @@ class SchedulerTest : public ::testing::Test {
       fs::path target = arg_after(spec, "--out");
       out.runs_for = std::chrono::milliseconds(100);
       out.side_effect = [target, this] {
-        std::ofstream(target) << (probe_fails ? R"({"error": "no class Model"})"
-                                              : R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}],
+        std::ofstream(target) << (probe_fails
+                                      ? R"({"error": "no class Model"})"
+                                      : R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}],
                                                    "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}]})");
       };
       if (probe_fails) out.exit.code = 1;
@@ -92,14 +93,17 @@ class SchedulerTest : public ::testing::Test {
 
   RunOutcome run_all() {
     util::FakeClock clock;
-    runner_ = std::make_unique<util::FakeProcessRunner>(clock, [this](const ProcessSpec& s) { return script(s); });
+    runner_ =
+        std::make_unique<util::FakeProcessRunner>(clock, [this](const ProcessSpec& s) { return script(s); });
     auto agent = agent::make_agent(config_.agent);
     StateStore store(options_.run_dir);
     Scheduler scheduler(config_, options_, cases_, *runner_, clock, *agent, printer_, store);
     return scheduler.run();
   }
 
-  std::function<FakeOutcome(const ProcessSpec&)> script = [this](const ProcessSpec& s) { return default_script(s); };
+  std::function<FakeOutcome(const ProcessSpec&)> script = [this](const ProcessSpec& s) {
+    return default_script(s);
+  };
   fs::path root_;
   std::vector<Case> cases_;
   Config config_;
@@ -187,7 +191,8 @@ TEST_F(SchedulerTest, AgentArgvIsExpandedAndRunsInItsWorkDir) {
   script = [this](const ProcessSpec& s) {
     if (s.argv[0] != "agent") return default_script(s);
     fs::path cwd = s.cwd;
-    return FakeOutcome{std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
+    return FakeOutcome{
+        std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
   };
   RunOutcome out = run_all();
   ASSERT_EQ(out.results.size(), 4u);
@@ -223,7 +228,8 @@ TEST_F(SchedulerTest, GeneratedButUnverifiedCandidateIsVerifiedNotRegenerated) {
   std::ofstream(dir / "candidate" / "model_new.py") << "class ModelNew: pass\n";
   std::ofstream(dir / "generation.json") << R"({"outcome": "ok", "agent": "command", "duration_s": 12.5})";
   script = [this](const ProcessSpec& s) {
-    if (s.argv[0] == "agent") return FakeOutcome{std::chrono::milliseconds(10), {ProcessExit::Kind::kExited, 1}, {}};
+    if (s.argv[0] == "agent")
+      return FakeOutcome{std::chrono::milliseconds(10), {ProcessExit::Kind::kExited, 1}, {}};
     return default_script(s);
   };
   RunOutcome out = run_all();

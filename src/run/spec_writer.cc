@@ -44,10 +44,11 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
       "`ModelNew(*get_init_inputs())(*get_inputs())` and compares the result with\n"
       "`Model(*get_init_inputs())(*get_inputs())`.\n\n",
       config.agent.artifacts.empty() ? "model_new.py" : config.agent.artifacts.front());
-  out += "- Same constructor arguments and the same `forward` signature as `Model`.\n"
-         "- Parameters and buffers with the same names and shapes as `Model`'s: the harness loads\n"
-         "  `Model`'s `state_dict` into `ModelNew` before comparing.\n"
-         "- Do not import `task_desc.py`; the candidate runs in its own process without it.\n\n";
+  out +=
+      "- Same constructor arguments and the same `forward` signature as `Model`.\n"
+      "- Parameters and buffers with the same names and shapes as `Model`'s: the harness loads\n"
+      "  `Model`'s `state_dict` into `ModelNew` before comparing.\n"
+      "- Do not import `task_desc.py`; the candidate runs in its own process without it.\n\n";
   out += "## Inputs (`get_inputs()`)\n\n" + table(probe.inputs) + "\n";
   out += "## Outputs (`forward`)\n\n" + table(probe.outputs) + "\n";
   out += "## Constructor arguments (`get_init_inputs()`)\n\n" + table(probe.init_inputs) + "\n";
@@ -64,18 +65,21 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
   out += "## Correctness\n\n";
   out += fmt::format(
       "Compared on {} trials with fresh random inputs. Shapes and dtypes must match exactly; each\n"
-      "element must satisfy `|out - ref| <= atol + rtol * |ref|`:\n\n| dtype | atol | rtol |\n|---|---|---|\n",
+      "element must satisfy `|out - ref| <= atol + rtol * |ref|`:\n\n| dtype | atol | rtol "
+      "|\n|---|---|---|\n",
       config.verifier.trials);
   std::vector<std::string> dtypes;
   for (const auto& t : probe.outputs) {
-    if (t.kind == "tensor" && std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+    if (t.kind == "tensor" && std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end())
+      dtypes.push_back(t.dtype);
   }
   for (const std::string& dtype : dtypes) {
     auto it = config.verifier.tolerances.find(dtype);
     Tolerance tol = it != config.verifier.tolerances.end() ? it->second : default_tolerance(dtype);
     out += fmt::format("| {} | {:g} | {:g} |\n", dtype, tol.atol, tol.rtol);
   }
-  out += fmt::format("\n## Backend: {}\n\n{}\n\n", config.verifier.backend, backend_rules(config.verifier.backend));
+  out += fmt::format("\n## Backend: {}\n\n{}\n\n", config.verifier.backend,
+                     backend_rules(config.verifier.backend));
   if (config.verifier.mode == "performance") {
     out += fmt::format(
         "## Performance\n\nReference and candidate are timed the same way, alternately; the score is the\n"

@@ -22,7 +22,8 @@ class StateStore {
   // Writes state.json now (stamps updated_at).
   void save();
   // Appends {"t": <unix>, "event": name, "case": id, ...fields} to events.jsonl.
-  void event(const std::string& name, const std::string& case_id, nlohmann::json fields = nlohmann::json::object());
+  void event(const std::string& name, const std::string& case_id,
+             nlohmann::json fields = nlohmann::json::object());
 
  private:
   std::filesystem::path run_dir_;

@@ -11,7 +11,7 @@ namespace kgym::util {
 
 struct FakeOutcome {
   std::chrono::milliseconds runs_for{10};
-  ProcessExit exit;  // duration is filled in by the runner
+  ProcessExit exit;                   // duration is filled in by the runner
   std::function<void()> side_effect;  // e.g. write the files the real child would
 };
 

@@ -65,12 +65,14 @@ std::expected<void, std::string> write_file_atomic(const std::filesystem::path& 
   return {};
 }
 
-std::expected<void, std::string> append_line_durable(const std::filesystem::path& path, std::string_view line) {
+std::expected<void, std::string> append_line_durable(const std::filesystem::path& path,
+                                                     std::string_view line) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (!fd) return std::unexpected(os_error("cannot open", path));
   std::string buf(line);
   buf.push_back('\n');
-  if (!write_all(fd.get(), buf) || ::fsync(fd.get()) != 0) return std::unexpected(os_error("cannot append to", path));
+  if (!write_all(fd.get(), buf) || ::fsync(fd.get()) != 0)
+    return std::unexpected(os_error("cannot append to", path));
   return {};
 }
 
@@ -81,14 +83,17 @@ std::expected<void, std::string> make_dirs(const std::filesystem::path& path) {
   return {};
 }
 
-std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from,
+                                                   const std::filesystem::path& to) {
   std::error_code ec;
   auto st = std::filesystem::symlink_status(from, ec);
-  if (ec || !std::filesystem::exists(st)) return std::unexpected(fmt::format("{} does not exist", from.string()));
+  if (ec || !std::filesystem::exists(st))
+    return std::unexpected(fmt::format("{} does not exist", from.string()));
   if (!std::filesystem::is_regular_file(st))
     return std::unexpected(fmt::format("{} is not a regular file (links are not followed)", from.string()));
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) return std::unexpected(fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message()));
+  if (ec)
+    return std::unexpected(fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message()));
   return {};
 }
 

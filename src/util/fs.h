@@ -17,13 +17,15 @@ std::expected<std::string, std::string> read_file(const std::filesystem::path& p
 std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data);
 
 // Appends one line (a '\n' is added) and fsyncs; for append-only logs.
-std::expected<void, std::string> append_line_durable(const std::filesystem::path& path, std::string_view line);
+std::expected<void, std::string> append_line_durable(const std::filesystem::path& path,
+                                                     std::string_view line);
 
 // Creates the directory and its parents; ok if it exists.
 std::expected<void, std::string> make_dirs(const std::filesystem::path& path);
 
 // Copies a regular file (overwrites). Refuses symlinks and non-regular
 // files, so a link planted by an agent cannot pull in other files.
-std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from, const std::filesystem::path& to);
+std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from,
+                                                   const std::filesystem::path& to);
 
 }  // namespace kgym::util

@@ -80,7 +80,8 @@ std::expected<int, std::string> PosixProcessRunner::start(Id id, const ProcessSp
   posix_spawnattr_setsigdefault(&setup.attr, &default_signals);
   posix_spawnattr_setsigmask(&setup.attr, &no_signals);
   posix_spawnattr_setpgroup(&setup.attr, 0);  // its own process group
-  posix_spawnattr_setflags(&setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&setup.attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
   std::string log = spec.log_file.empty() ? std::string("/dev/null") : spec.log_file.string();
   posix_spawn_file_actions_addopen(&setup.actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -94,7 +95,8 @@ std::expected<int, std::string> PosixProcessRunner::start(Id id, const ProcessSp
   std::vector<char*> envp = c_strings(env_storage);
   pid_t pid = -1;
   int err = ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
-  if (err != 0) return std::unexpected(fmt::format("cannot start '{}': {}", spec.argv[0], std::strerror(err)));
+  if (err != 0)
+    return std::unexpected(fmt::format("cannot start '{}': {}", spec.argv[0], std::strerror(err)));
 
   Child child;
   child.pid = pid;
@@ -136,7 +138,8 @@ void PosixProcessRunner::escalate_kills() {
 
 std::optional<ProcessRunner::Finished> PosixProcessRunner::reap(Id id, Child& child) {
   siginfo_t info{};
-  if (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) {
+  if (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0) {
     return std::nullopt;
   }
   // The child is a zombie, so its pid (= its group id) cannot be reused yet:
@@ -156,7 +159,8 @@ std::optional<ProcessRunner::Finished> PosixProcessRunner::reap(Id id, Child& ch
   return Finished{id, exit};
 }
 
-std::vector<ProcessRunner::Finished> PosixProcessRunner::wait(SteadyTime deadline, std::optional<int> wake_fd) {
+std::vector<ProcessRunner::Finished> PosixProcessRunner::wait(SteadyTime deadline,
+                                                              std::optional<int> wake_fd) {
   std::vector<Finished> finished;
   for (;;) {
     escalate_kills();

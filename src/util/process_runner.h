@@ -29,7 +29,7 @@ struct ProcessSpec {
 struct ProcessExit {
   enum class Kind { kExited, kSignaled };
   Kind kind = Kind::kExited;
-  int code = 0;     // exit status when kExited, signal number when kSignaled
+  int code = 0;                   // exit status when kExited, signal number when kSignaled
   bool killed_by_runner = false;  // terminate() was called before it ended
   Seconds duration{0};
 
