@@ -15,7 +15,7 @@ struct TensorInfo {
   std::string kind;   // "tensor" | "int" | "float" | "bool" | "other"
   std::string dtype;  // torch dtype name without "torch.", e.g. "float32"; "" for non-tensors
   std::vector<long long> shape;
-  std::string repr;   // short text for non-tensors ("16"), "" for tensors
+  std::string repr;  // short text for non-tensors ("16"), "" for tensors
 };
 
 struct ProbeResult {
@@ -23,8 +23,8 @@ struct ProbeResult {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::map<std::string, long long> constants;  // module-level int constants after overrides
-  std::vector<std::string> parameters;        // "name: dtype[shape]" of the model's state_dict
-  double forward_ms = 0;                      // one reference forward, wall time
+  std::vector<std::string> parameters;         // "name: dtype[shape]" of the model's state_dict
+  double forward_ms = 0;                       // one reference forward, wall time
   std::string torch_version;
 };
 

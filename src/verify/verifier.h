@@ -16,21 +16,29 @@
 namespace kgym::verify {
 
 struct VerifyRequest {
-  std::string case_id;             // for the result; may be "" for ad-hoc use
-  std::filesystem::path problem;   // the reference problem file
-  std::filesystem::path candidate; // the candidate file (defines ModelNew)
+  std::string case_id;                // for the result; may be "" for ad-hoc use
+  std::filesystem::path problem;      // the reference problem file
+  std::filesystem::path candidate;    // the candidate file (defines ModelNew)
   std::filesystem::path scratch_dir;  // writable, private to this verification
-  std::string python;              // resolved interpreter
+  std::string python;                 // resolved interpreter
   VerifierConfig config;
   std::map<std::string, long long> overrides;
-  std::string device = "all";      // cpu: core list ("0-3", "all")
-  std::uint64_t run_seed = 0;      // trial seeds are derived from it
+  std::string device = "all";  // cpu: core list ("0-3", "all")
+  std::uint64_t run_seed = 0;  // trial seeds are derived from it
 };
 
+// JSON form of the request (the scheduler writes it for `kgym verify
+// --request FILE`). Missing optional keys take the defaults;
+// verify_request_from_json throws nlohmann::json::exception when "problem"
+// or "candidate" is missing or a value has the wrong type.
 nlohmann::json to_json(const VerifyRequest& r);
 VerifyRequest verify_request_from_json(const nlohmann::json& j);
 
-// Runs the verification; writes worker logs to scratch_dir/verify.log.
+// Runs the verification; writes worker logs to scratch_dir/verify.log
+// (events of the parent, then each worker's stdout/stderr). Trials run with
+// seeds derived from run_seed (at least 3 trials; recorded in
+// correctness.seeds). Blocks for at most config.timeout plus a few seconds
+// of worker shutdown.
 CaseResult verify_candidate(const VerifyRequest& req);
 
 }  // namespace kgym::verify

@@ -1,0 +1,671 @@
+#!/usr/bin/env python3
+"""kgym Python worker.
+
+Runs one side of a verification (the reference problem or the candidate
+kernel) in its own process, or probes a problem once. Standard library and
+torch only; runs on torch 1.13 and 2.x. The wire protocol is described in
+docs/worker-protocol.md: requests arrive on fd 3, responses leave on fd 4,
+each message is one JSON header line followed by the raw payloads whose byte
+sizes the header lists. stdout and stderr are log text only.
+"""
+
+import argparse
+import ast
+import ctypes
+import importlib.util
+import io
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+import types
+
+PROTOCOL_VERSION = 1
+REQUEST_FD = 3
+RESPONSE_FD = 4
+
+
+class WorkerError(Exception):
+    """An expected failure with a kind the parent maps to a verdict."""
+
+    def __init__(self, kind, message, detail=""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+def log(*parts):
+    print("[kgym-worker]", *parts, file=sys.stderr, flush=True)
+
+
+def last_line(text):
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def exception_line(exc):
+    text = last_line(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def traceback_tail(exc, lines=30):
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------- loading
+
+
+def parse_overrides(items):
+    overrides = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise WorkerError("usage", f"bad override '{item}': expected NAME=INTEGER")
+        try:
+            overrides[name] = int(value)
+        except ValueError:
+            raise WorkerError("usage", f"bad override '{item}': value is not an integer")
+    return overrides
+
+
+def patch_constants(tree, overrides, path):
+    """Rewrites top-level `NAME = <int>` assignments so that every later use
+    of NAME (including derived constants) sees the override."""
+    remaining = dict(overrides)
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if not isinstance(target, ast.Name) or target.id not in remaining:
+            continue
+        value = remaining.pop(target.id)
+        node.value = ast.copy_location(ast.Constant(value=value), node.value)
+    if remaining:
+        names = ", ".join(sorted(remaining))
+        raise WorkerError("usage", f"override {names}: {path} has no top-level assignment of that name")
+    return tree
+
+
+def load_problem(path, overrides):
+    """Imports the problem file as a fresh module with overrides applied."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            source = f.read()
+        tree = ast.parse(source, filename=path)
+    except (OSError, SyntaxError) as exc:
+        raise WorkerError("reference", f"cannot read problem {path}: {exception_line(exc)}")
+    tree = patch_constants(tree, overrides, path)
+    module = types.ModuleType("kgym_problem")
+    module.__file__ = path
+    sys.modules["kgym_problem"] = module
+    try:
+        exec(compile(tree, path, "exec"), module.__dict__)
+    except Exception as exc:
+        raise WorkerError("reference", f"problem import failed: {exception_line(exc)}", traceback_tail(exc))
+    missing = [name for name in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, name)]
+    if missing:
+        raise WorkerError("reference", f"problem {path} defines no {', '.join(missing)}")
+    return module
+
+
+def module_constants(module):
+    return {
+        name: value
+        for name, value in vars(module).items()
+        if isinstance(value, int) and not isinstance(value, bool) and not name.startswith("_")
+    }
+
+
+def load_candidate(path):
+    """Imports the candidate file; builds of load_inline extensions happen here."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    try:
+        spec = importlib.util.spec_from_file_location("kgym_candidate", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kgym_candidate"] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise classify_import_failure(exc)
+    if not hasattr(module, "ModelNew"):
+        raise WorkerError("missing", f"candidate {os.path.basename(path)} defines no class ModelNew")
+    return module
+
+
+def classify_import_failure(exc):
+    text = str(exc)
+    tail = traceback_tail(exc)
+    if "Error building extension" in text or "cpp_extension" in tail:
+        error_lines = [line.strip() for line in text.splitlines() if "error" in line.lower()]
+        compiler_lines = [line for line in error_lines if not line.startswith("Error building")]
+        summary = " | ".join((compiler_lines or error_lines)[-3:]) or exception_line(exc)
+        return WorkerError("compile", summary, "\n".join(text.splitlines()[-40:]))
+    return WorkerError("import", exception_line(exc), tail)
+
+
+# ---------------------------------------------------------------- backends
+
+
+def parse_cores(spec):
+    if not spec or spec == "all":
+        return None
+    cores = []
+    for part in spec.split(","):
+        lo, sep, hi = part.partition("-")
+        cores.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    return cores
+
+
+def map_tensors(obj, fn):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(map_tensors(item, fn) for item in obj)
+    if isinstance(obj, dict):
+        return {key: map_tensors(value, fn) for key, value in obj.items()}
+    return obj
+
+
+class CpuBackend:
+    name = "cpu"
+
+    def __init__(self, threads, cores):
+        import torch
+
+        self.cores = parse_cores(cores)
+        if self.cores is not None and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, self.cores)
+        if threads > 0:
+            torch.set_num_threads(threads)
+
+    def to_device(self, obj):
+        return obj
+
+    def module_to_device(self, module):
+        return module
+
+    def synchronize(self):
+        pass
+
+    def time_calls(self, fn, warmup, calls):
+        for _ in range(warmup):
+            fn()
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter_ns()
+            fn()
+            self.synchronize()
+            samples.append(time.perf_counter_ns() - start)
+        return samples
+
+
+class CudaBackend(CpuBackend):
+    name = "cuda"
+
+    def __init__(self, threads, cores):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise WorkerError("unsupported", "backend cuda: torch.cuda.is_available() is False on this machine")
+        super().__init__(threads, cores)
+        self.torch = torch
+
+    def to_device(self, obj):
+        return map_tensors(obj, lambda t: t.cuda())
+
+    def module_to_device(self, module):
+        return module.cuda()
+
+    def synchronize(self):
+        self.torch.cuda.synchronize()
+
+    def time_calls(self, fn, warmup, calls):
+        torch = self.torch
+        for _ in range(warmup):
+            fn()
+        self.synchronize()
+        samples = []
+        for _ in range(calls):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            self.synchronize()
+            samples.append(int(start.elapsed_time(end) * 1e6))
+        return samples
+
+
+class NpuBackend(CpuBackend):
+    name = "npu"
+
+    def __init__(self, threads, cores):
+        try:
+            import torch_npu  # noqa: F401
+        except ImportError as exc:
+            raise WorkerError("unsupported", f"backend npu needs torch_npu, which cannot be imported: {exc}")
+        import torch
+
+        super().__init__(threads, cores)
+        self.torch = torch
+
+    def to_device(self, obj):
+        return map_tensors(obj, lambda t: t.npu())
+
+    def module_to_device(self, module):
+        return module.npu()
+
+    def synchronize(self):
+        self.torch.npu.synchronize()
+
+
+BACKENDS = {"cpu": CpuBackend, "cuda": CudaBackend, "npu": NpuBackend}
+
+
+# ---------------------------------------------------------------- tensors
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def describe(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"kind": "tensor", "dtype": dtype_name(value.dtype), "shape": list(value.shape), "repr": ""}
+    if isinstance(value, bool):
+        kind = "bool"
+    elif isinstance(value, int):
+        kind = "int"
+    elif isinstance(value, float):
+        kind = "float"
+    else:
+        kind = "other"
+    return {"kind": kind, "dtype": "", "shape": [], "repr": repr(value)[:80]}
+
+
+def flatten_outputs(output):
+    """The model output as a flat list of CPU tensors (tuples/lists flattened)."""
+    import torch
+
+    flat = []
+
+    def visit(value):
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, torch.Tensor):
+            flat.append(value.detach().to("cpu").contiguous())
+        elif isinstance(value, (bool, int, float)):
+            flat.append(torch.tensor(value))
+        else:
+            raise WorkerError("exception", f"forward returned an unsupported {type(value).__name__}")
+
+    visit(output)
+    return flat
+
+
+def tensor_bytes(tensor):
+    """Zero-copy view of a contiguous CPU tensor's bytes (no numpy needed)."""
+    nbytes = tensor.numel() * tensor.element_size()
+    if nbytes == 0:
+        return b""
+    if tensor.is_complex():
+        raise WorkerError("exception", f"output dtype {dtype_name(tensor.dtype)} is not supported")
+    return memoryview((ctypes.c_char * nbytes).from_address(tensor.data_ptr())).cast("B")
+
+
+def save_to_bytes(obj):
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def load_from(source):
+    import torch
+
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
+    try:
+        return torch.load(source, map_location="cpu", weights_only=False)
+    except TypeError:  # torch without the weights_only parameter
+        if hasattr(source, "seek"):
+            source.seek(0)
+        return torch.load(source, map_location="cpu")
+
+
+# ---------------------------------------------------------------- channel
+
+
+class Channel:
+    def __init__(self, request_fd, response_fd):
+        # Move the protocol fds out of the way (and out of child processes)
+        # so candidate code does not stumble on them by number.
+        import fcntl
+
+        high_in = fcntl.fcntl(request_fd, fcntl.F_DUPFD_CLOEXEC, 100)
+        high_out = fcntl.fcntl(response_fd, fcntl.F_DUPFD_CLOEXEC, 100)
+        os.close(request_fd)
+        os.close(response_fd)
+        self.reader = os.fdopen(high_in, "rb")
+        self.writer = os.fdopen(high_out, "wb")
+
+    def receive(self):
+        line = self.reader.readline()
+        if not line:
+            return None, []
+        header = json.loads(line)
+        payloads = []
+        for size in header.get("payloads", []):
+            data = self.reader.read(size)
+            if len(data) != size:
+                raise WorkerError("protocol", f"payload truncated: {len(data)} of {size} bytes")
+            payloads.append(data)
+        return header, payloads
+
+    def send(self, header, payloads=()):
+        header = dict(header)
+        header["payloads"] = [len(p) for p in payloads]
+        self.writer.write(json.dumps(header).encode("utf-8") + b"\n")
+        for payload in payloads:
+            self.writer.write(payload)
+        self.writer.flush()
+
+
+# ---------------------------------------------------------------- roles
+
+
+class Side:
+    """State shared by both roles: the backend, the model and the timing path."""
+
+    def __init__(self, args):
+        self.args = args
+        self.backend = BACKENDS[args.backend](args.threads, args.cores)
+        self.model = None
+
+    def forward(self, inputs):
+        import torch
+
+        with torch.no_grad():
+            return self.model(*inputs)
+
+    def run_forward(self, inputs):
+        try:
+            output = self.forward(inputs)
+            self.backend.synchronize()
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
+        return flatten_outputs(output)
+
+    def outputs_reply(self, outputs):
+        return (
+            {"outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in outputs]},
+            [tensor_bytes(t) for t in outputs],
+        )
+
+    def op_time(self, header, payloads):
+        if self.model is None:
+            raise WorkerError("protocol", "time before the model was built")
+        inputs = self.backend.to_device(load_from(payloads[0]))
+        try:
+            samples = self.backend.time_calls(
+                lambda: self.forward(inputs), int(header.get("warmup", 0)), int(header["calls"])
+            )
+        except Exception as exc:
+            raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
+        return {"ns": samples}, []
+
+
+class ReferenceSide(Side):
+    def __init__(self, args):
+        super().__init__(args)
+        self.problem = None
+
+    def op_load(self, header, payloads):
+        import torch
+
+        self.problem = load_problem(header["problem"], {k: int(v) for k, v in header.get("overrides", {}).items()})
+        try:
+            torch.manual_seed(int(header["seed"]))
+            init_inputs = list(self.problem.get_init_inputs())
+            model = self.problem.Model(*init_inputs)
+            model.eval()
+        except Exception as exc:
+            raise WorkerError("reference", f"building Model failed: {exception_line(exc)}", traceback_tail(exc))
+        self.model = self.backend.module_to_device(model)
+        state = {"init_inputs": init_inputs, "state_dict": model.state_dict(), "seed": int(header["seed"])}
+        with open(header["state_out"], "wb") as f:
+            f.write(save_to_bytes(state))
+        return {
+            "init_inputs": [describe(v) for v in init_inputs],
+            "parameters": len(state["state_dict"]),
+            "constants": module_constants(self.problem),
+        }, []
+
+    def op_trial(self, header, payloads):
+        import torch
+
+        if self.model is None:
+            raise WorkerError("protocol", "trial before load")
+        torch.manual_seed(int(header["seed"]))
+        try:
+            inputs = list(self.problem.get_inputs())
+        except Exception as exc:
+            raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
+        blob = save_to_bytes(inputs)
+        outputs = self.run_forward(self.backend.to_device(inputs))
+        reply, buffers = self.outputs_reply(outputs)
+        reply["inputs"] = [describe(v) for v in inputs]
+        return reply, [blob] + buffers
+
+    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time}
+
+
+class CandidateSide(Side):
+    def __init__(self, args):
+        super().__init__(args)
+        self.module = None
+
+    def op_import(self, header, payloads):
+        start = time.perf_counter()
+        self.module = load_candidate(header["candidate"])
+        return {"import_s": time.perf_counter() - start}, []
+
+    def op_build(self, header, payloads):
+        import torch
+
+        if self.module is None:
+            raise WorkerError("protocol", "build before import")
+        state = load_from(header["state"])
+        try:
+            torch.manual_seed(int(state["seed"]))
+            model = self.module.ModelNew(*state["init_inputs"])
+        except Exception as exc:
+            raise WorkerError("exception", f"ModelNew(...) failed: {exception_line(exc)}", traceback_tail(exc))
+        reference = state["state_dict"]
+        own = model.state_dict()
+        matching = {
+            name: value
+            for name, value in reference.items()
+            if name in own and tuple(own[name].shape) == tuple(value.shape)
+        }
+        if matching:
+            model.load_state_dict(matching, strict=False)
+        model.eval()
+        self.model = self.backend.module_to_device(model)
+        return {"loaded": len(matching), "reference_entries": len(reference), "own_entries": len(own)}, []
+
+    def op_trial(self, header, payloads):
+        if self.model is None:
+            raise WorkerError("protocol", "trial before build")
+        inputs = self.backend.to_device(load_from(payloads[0]))
+        return self.outputs_reply(self.run_forward(inputs))
+
+    OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
+
+
+def setup_compile_env(scratch, compile_cache):
+    """Private extension dir per worker; identical sources rebuild via ccache."""
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(scratch, "torch_extensions")
+    os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"], exist_ok=True)
+    ccache = shutil.which("ccache")
+    if not compile_cache or not ccache or "CXX" in os.environ:
+        return
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if not compiler:
+        return
+    cache_root = os.environ.get("KGYM_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kgym")
+    os.environ.setdefault("CCACHE_DIR", os.path.join(cache_root, "ccache"))
+    os.environ["CCACHE_BASEDIR"] = scratch
+    os.environ["CCACHE_NOHASHDIR"] = "1"
+    os.environ.setdefault("CCACHE_SLOPPINESS", "time_macros,include_file_mtime,include_file_ctime")
+    bin_dir = os.path.join(scratch, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    # The name contains "g++" so torch's compiler check accepts the wrapper.
+    wrapper = os.path.join(bin_dir, "ccache-g++")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec "{ccache}" "{compiler}" "$@"\n')
+    os.chmod(wrapper, 0o755)
+    os.environ["CXX"] = wrapper
+
+
+def serve(args):
+    import torch
+
+    channel = Channel(REQUEST_FD, RESPONSE_FD)
+    try:
+        if args.role == "candidate":
+            setup_compile_env(args.scratch, args.compile_cache == "on")
+        side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
+        channel.send(
+            {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
+             "role": args.role, "pid": os.getpid()}
+        )
+    except WorkerError as exc:
+        channel.send({"ok": False, "op": "hello", "error_kind": exc.kind, "error": exc.message})
+        return 1
+    while True:
+        try:
+            header, payloads = channel.receive()
+        except (ValueError, WorkerError) as exc:
+            log("bad request:", exc)
+            channel.send({"ok": False, "error_kind": "protocol", "error": f"bad request: {exc}"})
+            return 1
+        if header is None or header.get("op") == "exit":
+            return 0
+        op = header.get("op")
+        handler = type(side).OPS.get(op)
+        start = time.perf_counter()
+        try:
+            if handler is None:
+                raise WorkerError("protocol", f"unknown op '{op}' for role {args.role}")
+            reply, out_payloads = handler(side, header, payloads)
+            reply = dict(reply, ok=True, op=op, elapsed_s=time.perf_counter() - start)
+        except WorkerError as exc:
+            log(f"{op} failed ({exc.kind}): {exc.message}\n{exc.detail}")
+            reply, out_payloads = {"ok": False, "op": op, "error_kind": exc.kind, "error": exc.message,
+                                   "detail": exc.detail}, []
+        except Exception as exc:  # an unexpected failure of the worker itself
+            log(traceback_tail(exc, 60))
+            kind = "reference" if args.role == "reference" else "exception"
+            reply, out_payloads = {"ok": False, "op": op, "error_kind": kind, "error": exception_line(exc),
+                                   "detail": traceback_tail(exc)}, []
+        channel.send(reply, out_payloads)
+
+
+# ---------------------------------------------------------------- probe
+
+
+def probe(args):
+    import torch
+
+    try:
+        BACKENDS["cpu"](args.threads, None)
+        problem = load_problem(args.problem, parse_overrides(args.override))
+        torch.manual_seed(args.seed)
+        init_inputs = list(problem.get_init_inputs())
+        model = problem.Model(*init_inputs)
+        model.eval()
+        torch.manual_seed(args.seed)
+        inputs = list(problem.get_inputs())
+        start = time.perf_counter()
+        with torch.no_grad():
+            output = model(*inputs)
+        forward_ms = (time.perf_counter() - start) * 1e3
+        outputs = output if isinstance(output, (list, tuple)) else [output]
+        document = {
+            "init_inputs": [describe(v) for v in init_inputs],
+            "inputs": [describe(v) for v in inputs],
+            "outputs": [describe(v) for v in outputs],
+            "constants": module_constants(problem),
+            "parameters": [
+                f"{name}: {dtype_name(t.dtype)}{list(t.shape)}" for name, t in model.state_dict().items()
+            ],
+            "forward_ms": forward_ms,
+            "torch_version": torch.__version__,
+        }
+        status = 0
+    except WorkerError as exc:
+        document, status = {"error": exc.message}, 1
+    except Exception as exc:
+        log(traceback_tail(exc, 60))
+        document, status = {"error": exception_line(exc)}, 1
+    tmp = args.out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=1)
+    os.replace(tmp, args.out)
+    return status
+
+
+def die_with_parent():
+    """Ends this worker when the process that started it dies.
+
+    Workers run in their own process groups, so a signal to the parent's group
+    does not reach them; PR_SET_PDEATHSIG makes the kernel send SIGKILL
+    instead. Linux only; elsewhere a no-op.
+    """
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig, sigkill = 1, 9
+        libc.prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def main(argv):
+    die_with_parent()
+    parser = argparse.ArgumentParser(prog="kgym_worker")
+    sub = parser.add_subparsers(dest="mode", required=True)
+    p = sub.add_parser("probe")
+    p.add_argument("--problem", required=True)
+    p.add_argument("--override", action="append", default=[])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True)
+    s = sub.add_parser("serve")
+    s.add_argument("--role", choices=["reference", "candidate"], required=True)
+    s.add_argument("--backend", choices=sorted(BACKENDS), default="cpu")
+    s.add_argument("--threads", type=int, default=0)
+    s.add_argument("--cores", default="all")
+    s.add_argument("--scratch", required=True)
+    s.add_argument("--compile-cache", choices=["on", "off"], default="on")
+    args = parser.parse_args(argv)
+    return probe(args) if args.mode == "probe" else serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,158 @@
+// `kgym verify`: verify one candidate against one problem, outside a run.
+#include <stdlib.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "app/command.h"
+#include "util/fs.h"
+#include "verify/python_env.h"
+#include "verify/verifier.h"
+
+namespace kgym::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct VerifyOptions {
+  std::string problem;
+  std::string candidate;
+  std::string backend = "cpu";
+  std::string python;
+  std::string mode;
+  int trials = 0;
+  std::vector<std::string> overrides;
+  std::string json_out;
+  std::string device = "all";
+  std::optional<std::uint64_t> seed;
+  std::optional<int> timeout_s;
+  std::optional<int> call_timeout_s;
+  std::string request_file;
+};
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "kgym verify: {}\n", message);
+  return kExitUsage;
+}
+
+std::expected<std::pair<std::string, long long>, std::string> parse_override(const std::string& item) {
+  auto eq = item.find('=');
+  std::string name = item.substr(0, eq);
+  bool identifier =
+      !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+          std::string::npos;
+  long long value = 0;
+  if (eq != std::string::npos && identifier) {
+    const char* first = item.data() + eq + 1;
+    const char* last = item.data() + item.size();
+    auto [end, ec] = std::from_chars(first, last, value);
+    if (ec == std::errc() && end == last && first != last) return std::pair{name, value};
+  }
+  return std::unexpected(
+      fmt::format("--override '{}': expected NAME=INTEGER, e.g. --override batch_size=16", item));
+}
+
+std::expected<verify::VerifyRequest, std::string> request_from_file(const std::string& file) {
+  auto text = util::read_file(file);
+  if (!text) return std::unexpected(text.error());
+  try {
+    return verify::verify_request_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(fmt::format("--request {}: {}", file, e.what()));
+  }
+}
+
+std::expected<verify::VerifyRequest, std::string> request_from_flags(const VerifyOptions& o) {
+  verify::VerifyRequest req;
+  for (auto [flag, path] : {std::pair{"--problem", &o.problem}, std::pair{"--candidate", &o.candidate}}) {
+    if (path->empty()) return std::unexpected(fmt::format("{} FILE is required", flag));
+    if (!fs::is_regular_file(*path)) {
+      return std::unexpected(fmt::format("{} {}: no such file; give the path of a .py file", flag, *path));
+    }
+  }
+  req.problem = fs::absolute(o.problem).lexically_normal();
+  req.candidate = fs::absolute(o.candidate).lexically_normal();
+  req.config.backend = o.backend;
+  if (!o.python.empty()) req.config.python = o.python;
+  if (!o.mode.empty()) req.config.mode = o.mode;
+  if (o.trials > 0) req.config.trials = o.trials;
+  if (o.timeout_s) req.config.timeout = std::chrono::seconds(*o.timeout_s);
+  if (o.call_timeout_s) req.config.call_timeout = std::chrono::seconds(*o.call_timeout_s);
+  for (const auto& item : o.overrides) {
+    auto parsed = parse_override(item);
+    if (!parsed) return std::unexpected(parsed.error());
+    req.overrides[parsed->first] = parsed->second;
+  }
+  req.device = o.device;
+  req.run_seed = o.seed ? *o.seed : std::random_device{}() * 0x100000000ULL + std::random_device{}();
+  return req;
+}
+
+int run_verify(const VerifyOptions& o) {
+  auto req = o.request_file.empty() ? request_from_flags(o) : request_from_file(o.request_file);
+  if (!req) return usage_error(req.error());
+  if (req->python.empty()) {
+    auto python = verify::resolve_python(req->config.python);
+    if (!python) return usage_error(python.error());
+    req->python = python->python;
+  }
+  bool temporary_scratch = req->scratch_dir.empty();
+  if (temporary_scratch) {
+    auto pattern = (fs::temp_directory_path() / "kgym-verify-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return usage_error("cannot create a temporary directory in " + pattern);
+    req->scratch_dir = pattern;
+  }
+  CaseResult result = verify::verify_candidate(*req);
+  std::string line = fmt::format("{}: {}", to_string(result.verdict), result.reason);
+  fmt::print("{}\n", line);
+  if (!o.json_out.empty()) {
+    auto out = fs::absolute(o.json_out);
+    if (auto written = util::write_file_atomic(out, to_json(result).dump(2) + "\n"); !written) {
+      fmt::print(stderr, "kgym verify: {}\n", written.error());
+      return kExitNotAllPassed;
+    }
+  }
+  if (result.verdict != Verdict::kPass) {
+    fmt::print(stderr, "log: {}\n", (req->scratch_dir / "verify.log").string());
+  } else if (temporary_scratch) {
+    std::error_code ec;
+    fs::remove_all(req->scratch_dir, ec);
+  }
+  return result.verdict == Verdict::kPass ? kExitOk : kExitNotAllPassed;
+}
+
+}  // namespace
+
+Command add_verify_command(CLI::App& root) {
+  auto options = std::make_shared<VerifyOptions>();
+  CLI::App* app =
+      root.add_subcommand("verify", "verify one candidate (ModelNew) against one problem (Model)");
+  app->add_option("--problem", options->problem,
+                  "the problem file (defines Model, get_inputs, get_init_inputs)");
+  app->add_option("--candidate", options->candidate, "the candidate file (defines ModelNew)");
+  app->add_option("--backend", options->backend, "cpu | cuda | npu")
+      ->check(CLI::IsMember({"cpu", "cuda", "npu"}))
+      ->capture_default_str();
+  app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
+  app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
+      ->check(CLI::IsMember({"correctness", "performance"}));
+  app->add_option("--trials", options->trials, "correctness trials (at least 3)")->check(CLI::PositiveNumber);
+  app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)");
+  app->add_option("--json", options->json_out, "write the result record (result.json schema) to this file");
+  app->add_option("--device", options->device, "cpu cores to run on, e.g. 0-3 or all")->capture_default_str();
+  app->add_option("--seed", options->seed, "run seed for the trial inputs (default: random, recorded)");
+  app->add_option("--timeout", options->timeout_s, "seconds for the whole verification (default 600)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--call-timeout", options->call_timeout_s, "seconds for one worker request (default 60)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->group("");
+  return Command{app, [options] { return run_verify(*options); }};
+}
+
+}  // namespace kgym::app

@@ -1,0 +1,87 @@
+#pragma once
+// A child process in its own process group, started with posix_spawn:
+// stdin from /dev/null, stdout and stderr appended to a log file (or
+// captured into a pipe), optional extra fds mapped to fixed numbers. The
+// destructor kills the whole group (SIGTERM, then SIGKILL) and reaps the
+// child, so no child outlives its owner. Every wait takes a deadline.
+#include <sys/types.h>
+
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kgym::verify {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+struct ChildSpec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path or found on PATH
+  std::vector<std::string> env;   // complete environment, "NAME=VALUE"
+  std::filesystem::path cwd;      // empty = inherit
+  // Where stdout+stderr go: appended to this file; empty = /dev/null.
+  std::filesystem::path log_path;
+  // Child fd number <- parent fd (the parent keeps ownership of its fd).
+  std::vector<std::pair<int, int>> fd_map;
+};
+
+// How a child ended.
+struct ChildExit {
+  bool signaled = false;
+  int code = 0;  // exit status, or the signal number when signaled
+  bool core_dumped = false;
+  // "exit code 3" / "signal SIGSEGV (segmentation fault)"
+  std::string describe() const;
+};
+
+// The current environment with `overrides` ("NAME=VALUE") replacing or
+// adding entries.
+std::vector<std::string> environment_with(const std::vector<std::string>& overrides);
+
+class ChildProcess {
+ public:
+  static std::expected<ChildProcess, std::string> spawn(const ChildSpec& spec);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+
+  // Waits until the child exits or the deadline passes; reaps it (after
+  // killing the rest of its group). std::nullopt = still running.
+  std::optional<ChildExit> wait_until(Deadline deadline);
+  // The exit, once known.
+  const std::optional<ChildExit>& exit() const { return exit_; }
+
+  // SIGTERM to the group, `grace` to exit, then SIGKILL; reaps the child.
+  // Idempotent.
+  void terminate(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  bool poll_exit();  // true when the child has exited (reaped)
+  void reap_and_kill_group();
+
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  std::optional<ChildExit> exit_;
+};
+
+// Runs a command to completion with stdout+stderr captured (at most
+// `max_bytes`); kills it at the deadline. Returns the exit and the output, or
+// an error when it could not be started or timed out.
+struct CapturedRun {
+  ChildExit exit;
+  std::string output;
+};
+std::expected<CapturedRun, std::string> run_captured(const std::vector<std::string>& argv, Deadline deadline,
+                                                     std::size_t max_bytes = 1 << 20);
+
+}  // namespace kgym::verify

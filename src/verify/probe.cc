@@ -1,0 +1,83 @@
+#include "verify/probe.h"
+
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "util/fs.h"
+#include "verify/worker_script.h"
+
+namespace kgym::verify {
+namespace {
+
+TensorInfo tensor_info_from(const nlohmann::json& j) {
+  TensorInfo info;
+  info.kind = j.value("kind", "other");
+  info.dtype = j.value("dtype", "");
+  info.shape = j.value("shape", std::vector<long long>{});
+  info.repr = j.value("repr", "");
+  return info;
+}
+
+std::vector<TensorInfo> infos_from(const nlohmann::json& j, const char* key) {
+  std::vector<TensorInfo> out;
+  if (auto it = j.find(key); it != j.end() && it->is_array()) {
+    for (const auto& item : *it) out.push_back(tensor_info_from(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
+                                       const std::filesystem::path& out_json) {
+  std::vector<std::string> argv = {req.python,
+                                   worker_path.string(),
+                                   "probe",
+                                   "--problem",
+                                   req.problem.string(),
+                                   "--seed",
+                                   std::to_string(req.seed),
+                                   "--threads",
+                                   std::to_string(req.threads),
+                                   "--out",
+                                   out_json.string()};
+  for (const auto& [name, value] : req.overrides) {
+    argv.push_back("--override");
+    argv.push_back(name + "=" + std::to_string(value));
+  }
+  return argv;
+}
+
+std::expected<void, std::string> write_worker_script(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) ::chmod(path.c_str(), 0644);  // replace an older copy
+  if (auto written = util::write_file_atomic(path, worker_script()); !written) return written;
+  if (::chmod(path.c_str(), 0444) != 0) return std::unexpected("cannot make " + path.string() + " read-only");
+  return {};
+}
+
+std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& out_json) {
+  auto text = util::read_file(out_json);
+  if (!text) return std::unexpected(text.error());
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return std::unexpected(out_json.string() + ": not a JSON object");
+  if (auto error = j.find("error"); error != j.end()) {
+    return std::unexpected(error->is_string() ? error->get<std::string>() : error->dump());
+  }
+  try {
+    ProbeResult result;
+    result.init_inputs = infos_from(j, "init_inputs");
+    result.inputs = infos_from(j, "inputs");
+    result.outputs = infos_from(j, "outputs");
+    result.constants = j.value("constants", std::map<std::string, long long>{});
+    result.parameters = j.value("parameters", std::vector<std::string>{});
+    result.forward_ms = j.value("forward_ms", 0.0);
+    result.torch_version = j.value("torch_version", "");
+    return result;
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(out_json.string() + ": " + e.what());
+  }
+}
+
+}  // namespace kgym::verify

@@ -1,0 +1,61 @@
+#include "verify/python_env.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "verify/child_process.h"
+
+namespace kgym::verify {
+namespace {
+
+constexpr std::string_view kMarker = "KGYM_TORCH_VERSION=";
+
+std::expected<std::string, std::string> torch_version_of(const std::string& python,
+                                                         std::chrono::seconds per_try) {
+  auto run =
+      run_captured({python, "-c", fmt::format("import torch; print('{}' + torch.__version__)", kMarker)},
+                   Clock::now() + per_try);
+  if (!run) return std::unexpected(run.error());
+  if (auto at = run->output.find(kMarker);
+      !run->exit.signaled && run->exit.code == 0 && at != std::string::npos) {
+    auto start = at + kMarker.size();
+    auto end = run->output.find('\n', start);
+    return run->output.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  }
+  std::string last;
+  for (std::size_t pos = 0; pos < run->output.size();) {
+    auto end = run->output.find('\n', pos);
+    std::string line = run->output.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (!line.empty()) last = line;
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return std::unexpected(last.empty() ? run->exit.describe() : last);
+}
+
+}  // namespace
+
+std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,
+                                                     std::chrono::seconds per_try) {
+  std::vector<std::string> candidates = configured ? std::vector<std::string>{*configured}
+                                                   : std::vector<std::string>{"python3", "/usr/bin/python3"};
+  std::vector<std::string> failures;
+  for (const auto& python : candidates) {
+    auto version = torch_version_of(python, per_try);
+    if (version) return PythonEnv{python, *version};
+    failures.push_back(fmt::format("{} ({})", python, version.error()));
+  }
+  if (configured) {
+    return std::unexpected(fmt::format(
+        "the configured Python cannot import torch: {}; set verifier.python (or --python) to an interpreter "
+        "where `import torch` works",
+        failures.front()));
+  }
+  return std::unexpected(
+      fmt::format("no Python with torch found; tried {}; set verifier.python (or --python) to an interpreter "
+                  "where `import torch` works",
+                  fmt::join(failures, ", ")));
+}
+
+}  // namespace kgym::verify

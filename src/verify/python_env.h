@@ -1,0 +1,22 @@
+#pragma once
+// Finding the Python interpreter that runs the workers: it must import torch.
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <string>
+
+namespace kgym::verify {
+
+struct PythonEnv {
+  std::string python;         // the interpreter as given or found on PATH
+  std::string torch_version;  // torch.__version__
+};
+
+// The configured interpreter if any (it must import torch), else the first
+// of `python3` on PATH and /usr/bin/python3 that imports torch. The error
+// names every interpreter tried, why each failed, and how to set
+// `verifier.python` / `--python`. Each probe is bounded by `per_try`.
+std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,
+                                                     std::chrono::seconds per_try = std::chrono::seconds(60));
+
+}  // namespace kgym::verify

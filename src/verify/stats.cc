@@ -1,0 +1,74 @@
+#include "verify/stats.h"
+
+#include <algorithm>
+#include <random>
+
+namespace kgym::verify {
+namespace {
+
+std::vector<double> resample(const std::vector<double>& samples, std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, samples.size() - 1);
+  std::vector<double> out(samples.size());
+  for (auto& v : out) v = samples[pick(rng)];
+  return out;
+}
+
+Interval percentile_interval(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    auto index = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+    return values[std::min(index, values.size() - 1)];
+  };
+  return Interval{at(0.025), at(0.975)};
+}
+
+}  // namespace
+
+std::optional<double> median(std::vector<double> samples) {
+  if (samples.empty()) return std::nullopt;
+  auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+  std::nth_element(samples.begin(), mid, samples.end());
+  double upper = *mid;
+  if (samples.size() % 2 == 1) return upper;
+  double lower = *std::max_element(samples.begin(), mid);
+  return (lower + upper) / 2;
+}
+
+std::optional<Interval> median_ci95(const std::vector<double>& samples, BootstrapOptions options) {
+  if (samples.size() < 2 || options.resamples < 1) return std::nullopt;
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> medians;
+  medians.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) medians.push_back(*median(resample(samples, rng)));
+  return percentile_interval(std::move(medians));
+}
+
+std::optional<SpeedupEstimate> speedup_estimate(const std::vector<double>& reference,
+                                                const std::vector<double>& candidate,
+                                                BootstrapOptions options) {
+  auto ref_median = median(reference);
+  auto cand_median = median(candidate);
+  if (!ref_median || !cand_median || *cand_median <= 0) return std::nullopt;
+  SpeedupEstimate estimate{*ref_median / *cand_median, std::nullopt};
+  if (reference.size() < 2 || candidate.size() < 2 || options.resamples < 1) return estimate;
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) {
+    double r = *median(resample(reference, rng));
+    double c = *median(resample(candidate, rng));
+    if (c > 0) ratios.push_back(r / c);
+  }
+  if (!ratios.empty()) estimate.ci95 = percentile_interval(std::move(ratios));
+  return estimate;
+}
+
+TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options) {
+  TimingSide side;
+  side.samples = static_cast<int>(samples_ns.size());
+  side.median_ms = median(samples_ns).value_or(0) / 1e6;
+  if (auto ci = median_ci95(samples_ns, options)) side.ci95_ms = Interval{ci->lo / 1e6, ci->hi / 1e6};
+  return side;
+}
+
+}  // namespace kgym::verify

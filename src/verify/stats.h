@@ -1,0 +1,35 @@
+#pragma once
+// Timing statistics as small pure functions over samples (any unit; the
+// caller keeps units consistent). Deterministic: the bootstrap uses a fixed
+// seed, so the same samples always give the same interval.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/result.h"
+
+namespace kgym::verify {
+
+// Median (mean of the two middle values for an even count); nullopt if empty.
+std::optional<double> median(std::vector<double> samples);
+
+struct BootstrapOptions {
+  int resamples = 2000;
+  std::uint64_t seed = 0x6b67796d;  // fixed: results are reproducible
+};
+
+// 95% percentile-bootstrap interval of the median; nullopt for fewer than 2
+// samples.
+std::optional<Interval> median_ci95(const std::vector<double>& samples, BootstrapOptions options = {});
+
+// speedup = median(reference) / median(candidate) with a 95% bootstrap
+// interval of that ratio (both sides resampled independently). Returns
+// nullopt when either side is empty or the candidate median is not > 0.
+std::optional<SpeedupEstimate> speedup_estimate(const std::vector<double>& reference,
+                                                const std::vector<double>& candidate,
+                                                BootstrapOptions options = {});
+
+// A timing side in milliseconds from samples in nanoseconds.
+TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options = {});
+
+}  // namespace kgym::verify

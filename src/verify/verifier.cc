@@ -1,0 +1,421 @@
+#include "verify/verifier.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+#include "verify/probe.h"
+#include "verify/stats.h"
+#include "verify/tensor_compare.h"
+#include "verify/worker_process.h"
+
+namespace kgym::verify {
+namespace {
+
+enum class Role { kReference, kCandidate };
+
+std::string_view role_name(Role role) { return role == Role::kReference ? "reference" : "candidate"; }
+
+// A verdict reached before the end, with its one-line reason.
+struct Failure {
+  Verdict verdict;
+  std::string reason;
+};
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Seeds the workers take through torch.manual_seed: 63 bits keep them
+// positive for every torch version.
+std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream) {
+  return splitmix64(run_seed ^ splitmix64(stream)) >> 1;
+}
+
+int core_count(const std::string& device) {
+  if (device.empty() || device == "all") {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  int count = 0;
+  std::size_t pos = 0;
+  while (pos <= device.size()) {
+    auto comma = device.find(',', pos);
+    std::string part = device.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    auto dash = part.find('-');
+    try {
+      count += dash == std::string::npos
+                   ? 1
+                   : std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+    } catch (const std::exception&) {
+      count += 1;
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return std::max(1, count);
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class Verification {
+ public:
+  explicit Verification(const VerifyRequest& req)
+      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout) {}
+
+  CaseResult run();
+
+ private:
+  std::expected<void, Failure> prepare();
+  std::expected<void, Failure> start_workers();
+  std::expected<void, Failure> check_correctness();
+  std::expected<void, Failure> measure_performance();
+
+  // Sends `request` to one side and returns its successful reply; every
+  // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
+  std::expected<Message, Failure> call(Role role, const Message& request, std::string_view what,
+                                       bool bounded_by_call_timeout = true);
+  std::expected<Message, Failure> receive(Role role, std::string_view what, Deadline deadline);
+  Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
+  Failure reply_failure(Role role, const Message& reply, std::string_view what);
+  Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
+  WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
+  void note(const std::string& line);
+  void finish_logs();
+
+  const VerifyRequest& req_;
+  Clock::time_point start_;
+  Deadline deadline_;
+  CaseResult result_;
+  std::filesystem::path log_path_;
+  std::filesystem::path worker_script_;
+  std::filesystem::path candidate_copy_;
+  std::optional<WorkerProcess> reference_;
+  std::optional<WorkerProcess> candidate_;
+};
+
+void Verification::note(const std::string& line) {
+  std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
+}
+
+std::expected<void, Failure> Verification::prepare() {
+  if (auto made = util::make_dirs(req_.scratch_dir / "reference"); !made) {
+    return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+  }
+  if (auto made = util::make_dirs(req_.scratch_dir / "candidate"); !made) {
+    return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+  }
+  log_path_ = req_.scratch_dir / "verify.log";
+  worker_script_ = req_.scratch_dir / "kgym_worker.py";
+  if (auto written = write_worker_script(worker_script_); !written) {
+    return std::unexpected(Failure{Verdict::kHarnessError, written.error()});
+  }
+  if (!std::filesystem::is_regular_file(req_.problem)) {
+    return std::unexpected(
+        Failure{Verdict::kReferenceError, "problem file not found: " + req_.problem.string()});
+  }
+  // The candidate runs from a private copy; a symlink is refused.
+  candidate_copy_ = req_.scratch_dir / "candidate" / req_.candidate.filename();
+  if (auto copied = util::copy_regular_file(req_.candidate, candidate_copy_); !copied) {
+    return std::unexpected(Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
+  }
+  return {};
+}
+
+std::expected<void, Failure> Verification::start_workers() {
+  int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
+  std::string thread_count = std::to_string(threads);
+  auto env = environment_with({"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
+                               "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
+                               "PYTHONUNBUFFERED=1"});
+  auto spec_for = [&](Role role) {
+    auto dir = req_.scratch_dir / std::string(role_name(role));
+    return WorkerSpec{
+        .argv = {req_.python, worker_script_.string(), "serve", "--role", std::string(role_name(role)),
+                 "--backend", req_.config.backend, "--threads", thread_count, "--cores", req_.device,
+                 "--scratch", dir.string(), "--compile-cache", req_.config.compile_cache ? "on" : "off"},
+        .env = env,
+        .cwd = dir,
+        .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
+    };
+  };
+  // Both start now so their Python/torch startup overlaps.
+  auto reference = WorkerProcess::spawn(spec_for(Role::kReference));
+  if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
+  reference_.emplace(std::move(*reference));
+  auto candidate = WorkerProcess::spawn(spec_for(Role::kCandidate));
+  if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
+  candidate_.emplace(std::move(*candidate));
+
+  auto state = req_.scratch_dir / "reference" / "state.pt";
+  Message load;
+  load.header = {{"op", "load"},
+                 {"problem", req_.problem.string()},
+                 {"overrides", req_.overrides},
+                 {"seed", derive_seed(req_.run_seed, 0)},
+                 {"state_out", state.string()}};
+  Message import;
+  import.header = {{"op", "import"}, { "candidate", candidate_copy_.string() }};
+  // Queue both requests before waiting: the candidate compiles while the
+  // reference builds its model.
+  if (auto sent = reference_->send(load, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
+  if (auto sent = candidate_->send(import, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  if (auto hello = receive(Role::kReference, "startup", deadline_); !hello)
+    return std::unexpected(hello.error());
+  auto loaded = receive(Role::kReference, "loading the problem", deadline_);
+  if (!loaded) return std::unexpected(loaded.error());
+  note("reference loaded");
+  if (auto hello = receive(Role::kCandidate, "startup", deadline_); !hello)
+    return std::unexpected(hello.error());
+  auto compile_start = Clock::now();
+  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
+  if (!imported) return std::unexpected(imported.error());
+  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
+  note(fmt::format("candidate imported in {:.2f} s", *result_.timings.compile_s));
+
+  Message build;
+  build.header = {{"op", "build"}, {"state", state.string()}};
+  auto built = call(Role::kCandidate, build, "building ModelNew", false);
+  if (!built) return std::unexpected(built.error());
+  note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
+                   built->header.value("loaded", 0), built->header.value("reference_entries", 0)));
+  return {};
+}
+
+std::expected<Message, Failure> Verification::receive(Role role, std::string_view what, Deadline deadline) {
+  auto reply = worker(role).receive(deadline);
+  if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
+  if (!reply->header.value("ok", false)) return std::unexpected(reply_failure(role, *reply, what));
+  return std::move(*reply);
+}
+
+std::expected<Message, Failure> Verification::call(Role role, const Message& request, std::string_view what,
+                                                   bool bounded_by_call_timeout) {
+  Deadline deadline = bounded_by_call_timeout ? call_deadline() : deadline_;
+  if (auto sent = worker(role).send(request, deadline); !sent) {
+    return std::unexpected(channel_failure(role, sent.error(), what, deadline >= deadline_));
+  }
+  return receive(role, what, deadline);
+}
+
+Failure Verification::channel_failure(Role role, const ChannelError& error, std::string_view what,
+                                      bool overall_deadline) {
+  auto side = role_name(role);
+  note(fmt::format("{} channel failure while {}: {}", side, what, error.message));
+  switch (error.kind) {
+    case ChannelError::Kind::kTimeout: {
+      worker(role).kill();
+      if (overall_deadline) {
+        return {Verdict::kTimeout, fmt::format("verification exceeded verifier.timeout ({} s) while {} ({})",
+                                               req_.config.timeout.count(), what, side)};
+      }
+      std::string reason = fmt::format("{} did not answer within verifier.call_timeout ({} s) while {}", side,
+                                       req_.config.call_timeout.count(), what);
+      return {role == Role::kCandidate ? Verdict::kTimeout : Verdict::kReferenceError, reason};
+    }
+    case ChannelError::Kind::kExited: {
+      std::string how = error.exit ? error.exit->describe() : "unknown status";
+      if (role == Role::kReference) {
+        return {Verdict::kReferenceError, fmt::format("reference worker ended ({}) while {}", how, what)};
+      }
+      if (error.exit && error.exit->signaled) {
+        return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
+      }
+      return {Verdict::kRuntimeError, fmt::format("candidate worker exited ({}) while {}", how, what)};
+    }
+    case ChannelError::Kind::kProtocol:
+    case ChannelError::Kind::kIo:
+      return {Verdict::kHarnessError,
+              fmt::format("{} worker protocol error while {}: {}", side, what, error.message)};
+  }
+  return {Verdict::kHarnessError, error.message};
+}
+
+Failure Verification::reply_failure(Role role, const Message& reply, std::string_view what) {
+  std::string kind = reply.header.value("error_kind", "");
+  std::string error = reply.header.value("error", "unknown error");
+  note(fmt::format("{} failed while {} ({}): {}\n{}", role_name(role), what, kind, error,
+                   reply.header.value("detail", "")));
+  if (kind == "protocol" || kind == "unsupported" || kind == "usage") {
+    return {kind == "usage" ? Verdict::kReferenceError : Verdict::kHarnessError,
+            fmt::format("{} worker: {}", role_name(role), error)};
+  }
+  if (role == Role::kReference)
+    return {Verdict::kReferenceError, fmt::format("reference {}: {}", what, error)};
+  if (kind == "compile") return {Verdict::kCompileError, "candidate failed to compile: " + error};
+  if (kind == "import") return {Verdict::kCompileError, "candidate failed to import: " + error};
+  if (kind == "missing") return {Verdict::kRuntimeError, error};
+  return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
+}
+
+std::expected<void, Failure> Verification::check_correctness() {
+  const int trials = std::max(3, req_.config.trials);
+  auto& correctness = result_.correctness;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::uint64_t seed = derive_seed(req_.run_seed, 1 + static_cast<std::uint64_t>(trial));
+    correctness.seeds.push_back(seed);
+    auto what = fmt::format("trial {}", trial);
+    Message ref_request;
+    ref_request.header = {{"op", "trial"}, {"seed", seed}};
+    auto ref = call(Role::kReference, ref_request, what);
+    if (!ref) return std::unexpected(ref.error());
+    const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
+    if (ref->payloads.size() != ref_outputs.size() + 1) {
+      return std::unexpected(
+          Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
+    }
+    if (trial == 0) {
+      std::vector<std::string> shapes;
+      for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
+        shapes.push_back(input.value("kind", "") == "tensor"
+                             ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
+                             : input.value("repr", ""));
+      }
+      correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
+    }
+    Message cand_request;
+    cand_request.header = {{"op", "trial"}};
+    cand_request.payloads.push_back(std::move(ref->payloads[0]));
+    auto cand = call(Role::kCandidate, cand_request, what);
+    if (!cand) return std::unexpected(cand.error());
+    const auto& cand_outputs = cand->header.value("outputs", nlohmann::json::array());
+    if (cand->payloads.size() != cand_outputs.size()) {
+      return std::unexpected(
+          Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
+    }
+    ++correctness.trials;
+    if (cand_outputs.size() != ref_outputs.size()) {
+      correctness.failed_trial = trial;
+      return std::unexpected(Failure{Verdict::kFailCorrectness,
+                                     fmt::format("trial {}: candidate returned {} outputs, the reference {}",
+                                                 trial, cand_outputs.size(), ref_outputs.size())});
+    }
+    for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
+      TensorBytes b{ref_outputs[i].value("dtype", ""),
+                    ref_outputs[i].value("shape", std::vector<std::int64_t>{}), ref->payloads[i + 1]};
+      TensorBytes a{cand_outputs[i].value("dtype", ""),
+                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}), cand->payloads[i]};
+      auto configured = req_.config.tolerances.find(b.dtype);
+      Tolerance tolerance =
+          configured != req_.config.tolerances.end() ? configured->second : default_tolerance(b.dtype);
+      auto cmp = compare_tensors(a, b, tolerance);
+      auto raise = [](std::optional<double>& acc, std::optional<double> v) {
+        if (v) acc = std::max(acc.value_or(0), *v);
+      };
+      raise(correctness.max_abs_err, cmp.max_abs_err);
+      raise(correctness.max_rel_err, cmp.max_rel_err);
+      if (!cmp.ok) {
+        correctness.failed_trial = trial;
+        correctness.failed_output = static_cast<int>(i);
+        return std::unexpected(
+            Failure{Verdict::kFailCorrectness, fmt::format("trial {} output {}: {}", trial, i, cmp.problem)});
+      }
+    }
+    ++correctness.trials_passed;
+  }
+  return {};
+}
+
+std::expected<void, Failure> Verification::measure_performance() {
+  const auto& timing = req_.config.timing;
+  Message inputs_request;
+  inputs_request.header = {{"op", "trial"}, {"seed", derive_seed(req_.run_seed, 1000)}};
+  auto inputs = call(Role::kReference, inputs_request, "preparing timing inputs");
+  if (!inputs) return std::unexpected(inputs.error());
+  std::string blob = std::move(inputs->payloads.at(0));
+
+  const int repetitions = std::max(1, timing.repetitions);
+  const int batch = std::clamp(repetitions / 4, 1, 10);
+  std::vector<double> samples[2];
+  std::string stop_reason = "repetitions";
+  auto timing_start = Clock::now();
+  bool first = true;
+  while (static_cast<int>(samples[1].size()) < repetitions) {
+    if (!first && Clock::now() - timing_start >= timing.budget) {
+      stop_reason = "budget";
+      break;
+    }
+    int calls = std::min(batch, repetitions - static_cast<int>(samples[1].size()));
+    // Alternate A/B so drift of the machine hits both sides alike.
+    for (Role role : {Role::kReference, Role::kCandidate}) {
+      Message request;
+      request.header = {{"op", "time"}, {"calls", calls}, {"warmup", first ? timing.warmup : 0}};
+      request.payloads.push_back(blob);
+      auto reply = call(role, request, "timing");
+      if (!reply) return std::unexpected(reply.error());
+      for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
+        samples[role == Role::kReference ? 0 : 1].push_back(ns.get<double>());
+      }
+    }
+    first = false;
+  }
+  Performance perf;
+  perf.reference = timing_side_from_ns(samples[0]);
+  perf.candidate = timing_side_from_ns(samples[1]);
+  if (auto speedup = speedup_estimate(samples[0], samples[1])) perf.speedup = *speedup;
+  perf.stop_reason = stop_reason;
+  if (samples[1].size() < 5) perf.flags.push_back("few_samples");
+  if (perf.speedup.ci95 && perf.speedup.ci95->lo <= 1 && perf.speedup.ci95->hi >= 1) {
+    perf.flags.push_back("not_significant");
+  }
+  result_.performance = perf;
+  return {};
+}
+
+void Verification::finish_logs() {
+  for (Role role : {Role::kReference, Role::kCandidate}) {
+    auto path = req_.scratch_dir / fmt::format("{}.log", role_name(role));
+    auto text = util::read_file(path);
+    if (!text) continue;
+    std::ofstream(log_path_, std::ios::app) << "===== " << role_name(role) << " worker log =====\n" << *text;
+  }
+}
+
+CaseResult Verification::run() {
+  result_.case_id = req_.case_id;
+  result_.backend = req_.config.backend;
+  result_.mode = req_.config.mode;
+  auto outcome = prepare();
+  if (outcome) outcome = start_workers();
+  if (outcome) outcome = check_correctness();
+  if (outcome && req_.config.mode == "performance") outcome = measure_performance();
+  if (outcome) {
+    result_.verdict = Verdict::kPass;
+    result_.reason = fmt::format("{} trials matched the reference", result_.correctness.trials);
+    if (result_.performance) {
+      const auto& s = result_.performance->speedup;
+      result_.reason +=
+          s.ci95 ? fmt::format("; speedup {:.3f}x (95% CI {:.3f}-{:.3f})", s.median, s.ci95->lo, s.ci95->hi)
+                 : fmt::format("; speedup {:.3f}x", s.median);
+    }
+  } else {
+    result_.verdict = outcome.error().verdict;
+    result_.reason = outcome.error().reason;
+  }
+  if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
+  for (auto* side : {&reference_, &candidate_}) {
+    if (*side) (*side)->shutdown(Clock::now() + std::chrono::seconds(5));
+  }
+  if (!log_path_.empty()) finish_logs();
+  result_.timings.verify_s = seconds_since(start_);
+  return result_;
+}
+
+}  // namespace
+
+CaseResult verify_candidate(const VerifyRequest& req) { return Verification(req).run(); }
+
+}  // namespace kgym::verify

@@ -1,0 +1,224 @@
+// Integration tests: the real Python worker with a tiny problem and
+// pure-Python candidates (no C++ compile, so they stay fast). Skipped when
+// no interpreter with torch is available.
+#include "verify/verifier.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "verify/child_process.h"
+#include "verify/probe.h"
+#include "verify/python_env.h"
+
+namespace kgym::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kProblem = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.linear = nn.Linear(features, 4)
+        self.scale = scale
+
+    def forward(self, x):
+        return self.linear(x) * self.scale
+
+batch_size = 64
+features = 8
+
+def get_inputs():
+    return [torch.randn(batch_size, features)]
+
+def get_init_inputs():
+    return [2.0]
+)";
+
+// A candidate whose forward body is `body` (x is the input).
+std::string candidate_with(const std::string& body) {
+  return R"(import os, signal, time
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.linear = nn.Linear(8, 4)
+        self.scale = scale
+
+    def forward(self, x):
+)" + body +
+         "\n";
+}
+
+class VerifierTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto env = resolve_python(std::nullopt);
+    if (env) python_ = new std::string(env->python);
+  }
+
+  void SetUp() override {
+    if (!python_) GTEST_SKIP() << "no Python with torch";
+    std::string pattern = (fs::temp_directory_path() / "kgym-verifier-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    std::ofstream(dir_ / "problem.py") << kProblem;
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_, ec);
+  }
+
+  // Verifies in correctness mode unless `config` says otherwise.
+  CaseResult verify(const std::string& candidate_source, VerifierConfig config = correctness_config()) {
+    std::ofstream(dir_ / "model_new.py") << candidate_source;
+    VerifyRequest req;
+    req.case_id = "test/1_Tiny";
+    req.problem = dir_ / "problem.py";
+    req.candidate = dir_ / "model_new.py";
+    req.scratch_dir = dir_ / "scratch";
+    req.python = *python_;
+    req.config = config;
+    req.overrides = {{"batch_size", 16}};
+    req.device = "all";
+    req.run_seed = 42;
+    return verify_candidate(req);
+  }
+
+  static VerifierConfig correctness_config() {
+    VerifierConfig config;
+    config.mode = "correctness";
+    return config;
+  }
+
+  static std::string* python_;
+  fs::path dir_;
+};
+
+std::string* VerifierTest::python_ = nullptr;
+
+TEST_F(VerifierTest, HonestCandidatePasses) {
+  auto r = verify(
+      candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
+                     "* self.scale"));
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  EXPECT_EQ(r.correctness.trials, 3);
+  EXPECT_EQ(r.correctness.trials_passed, 3);
+  EXPECT_EQ(r.correctness.seeds.size(), 3u);
+  ASSERT_EQ(r.correctness.shapes.size(), 1u);
+  EXPECT_EQ(r.correctness.shapes[0], "[16, 8]");  // the override reached get_inputs
+  EXPECT_TRUE(r.timings.verify_s);
+  EXPECT_TRUE(r.timings.compile_s);
+  EXPECT_FALSE(r.performance);
+}
+
+TEST_F(VerifierTest, PerformanceModeTimesBothSides) {
+  VerifierConfig config;
+  config.mode = "performance";
+  config.timing.warmup = 1;
+  config.timing.repetitions = 6;
+  auto r = verify(candidate_with("        return self.linear(x) * self.scale"), config);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  ASSERT_TRUE(r.performance);
+  EXPECT_EQ(r.performance->reference.samples, 6);
+  EXPECT_EQ(r.performance->candidate.samples, 6);
+  EXPECT_GT(r.performance->speedup.median, 0);
+  EXPECT_EQ(r.performance->stop_reason, "repetitions");
+}
+
+TEST_F(VerifierTest, WrongOutputFailsCorrectness) {
+  auto r = verify(candidate_with("        return self.linear(x) * self.scale + 0.1"));
+  EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;
+  EXPECT_EQ(r.correctness.failed_trial, 0);
+  EXPECT_EQ(r.correctness.failed_output, 0);
+  ASSERT_TRUE(r.correctness.max_abs_err);
+  EXPECT_NEAR(*r.correctness.max_abs_err, 0.1, 1e-3);
+}
+
+TEST_F(VerifierTest, ExceptionInForwardIsRuntimeError) {
+  auto r = verify(candidate_with("        raise ValueError('kernel exploded')"));
+  EXPECT_EQ(r.verdict, Verdict::kRuntimeError) << r.reason;
+  EXPECT_NE(r.reason.find("ValueError: kernel exploded"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifierTest, MissingModelNewIsRuntimeError) {
+  auto r = verify("import torch\nclass Model(torch.nn.Module):\n    pass\n");
+  EXPECT_EQ(r.verdict, Verdict::kRuntimeError) << r.reason;
+  EXPECT_NE(r.reason.find("ModelNew"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifierTest, SyntaxErrorIsCompileError) {
+  auto r = verify("import torch\nclass ModelNew(:\n");
+  EXPECT_EQ(r.verdict, Verdict::kCompileError) << r.reason;
+  EXPECT_NE(r.reason.find("SyntaxError"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifierTest, SegfaultIsCrash) {
+  auto r = verify(candidate_with("        os.kill(os.getpid(), signal.SIGSEGV)"));
+  EXPECT_EQ(r.verdict, Verdict::kCrash) << r.reason;
+  EXPECT_NE(r.reason.find("SIGSEGV"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifierTest, HangingForwardTimesOut) {
+  VerifierConfig config = correctness_config();
+  config.call_timeout = std::chrono::seconds(2);
+  auto r = verify(candidate_with("        time.sleep(60)"), config);
+  EXPECT_EQ(r.verdict, Verdict::kTimeout) << r.reason;
+  EXPECT_LT(*r.timings.verify_s, 30);
+}
+
+TEST_F(VerifierTest, ProbeReportsShapesAfterOverrides) {
+  ASSERT_TRUE(write_worker_script(dir_ / "kgym_worker.py"));
+  ProbeRequest req{.python = *python_, .problem = dir_ / "problem.py", .overrides = {{"batch_size", 5}}};
+  auto run = run_captured(probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
+                          Clock::now() + std::chrono::seconds(120));
+  ASSERT_TRUE(run) << run.error();
+  auto probe = read_probe(dir_ / "probe.json");
+  ASSERT_TRUE(probe) << probe.error() << run->output;
+  ASSERT_EQ(probe->inputs.size(), 1u);
+  EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 8}));
+  EXPECT_EQ(probe->outputs[0].dtype, "float32");
+  EXPECT_EQ(probe->constants.at("batch_size"), 5);
+  EXPECT_EQ(probe->parameters.size(), 2u);
+
+  req.overrides = {{"no_such_constant", 1}};
+  (void)run_captured(probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
+                     Clock::now() + std::chrono::seconds(120));
+  auto failed = read_probe(dir_ / "probe.json");
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().find("no_such_constant"), std::string::npos) << failed.error();
+}
+
+TEST(VerifyRequestJson, RoundTrips) {
+  VerifyRequest req;
+  req.case_id = "level1/19_ReLU";
+  req.problem = "/p/19_ReLU.py";
+  req.candidate = "/c/model_new.py";
+  req.scratch_dir = "/s";
+  req.python = "/usr/bin/python3";
+  req.config.mode = "correctness";
+  req.config.trials = 5;
+  req.config.call_timeout = std::chrono::seconds(7);
+  req.config.tolerances["float32"] = {1e-4, 1e-3};
+  req.config.timing.budget = std::chrono::milliseconds(1234);
+  req.config.compile_cache = false;
+  req.overrides = {{"batch_size", 8}};
+  req.device = "0-1";
+  req.run_seed = 0xfedcba9876543210ULL;
+  auto back = verify_request_from_json(nlohmann::json::parse(to_json(req).dump()));
+  EXPECT_EQ(to_json(back), to_json(req));
+  EXPECT_EQ(back.run_seed, req.run_seed);
+  EXPECT_EQ(back.config.call_timeout, std::chrono::seconds(7));
+}
+
+}  // namespace
+}  // namespace kgym::verify

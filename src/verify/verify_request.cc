@@ -1,0 +1,84 @@
+// JSON form of VerifyRequest: the scheduler writes it to a file and runs
+// `kgym verify --request FILE` as a child process.
+#include <nlohmann/json.hpp>
+
+#include "verify/verifier.h"
+
+namespace kgym::verify {
+namespace {
+
+using nlohmann::json;
+
+json config_json(const VerifierConfig& c) {
+  json tolerances = json::object();
+  for (const auto& [dtype, t] : c.tolerances) tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
+  return {
+      {"backend", c.backend},
+      {"python", c.python ? json(*c.python) : json(nullptr)},
+      {"mode", c.mode},
+      {"trials", c.trials},
+      {"timeout_s", c.timeout.count()},
+      {"call_timeout_s", c.call_timeout.count()},
+      {"threads", c.threads},
+      {"tolerances", tolerances},
+      {"timing",
+       {{"warmup", c.timing.warmup},
+        {"repetitions", c.timing.repetitions},
+        {"budget_ms", c.timing.budget.count()}}},
+      {"compile_cache", c.compile_cache},
+  };
+}
+
+VerifierConfig config_from(const json& j) {
+  VerifierConfig c;
+  c.backend = j.value("backend", c.backend);
+  if (auto it = j.find("python"); it != j.end() && !it->is_null()) c.python = it->get<std::string>();
+  c.mode = j.value("mode", c.mode);
+  c.trials = j.value("trials", c.trials);
+  c.timeout = std::chrono::seconds(j.value("timeout_s", c.timeout.count()));
+  c.call_timeout = std::chrono::seconds(j.value("call_timeout_s", c.call_timeout.count()));
+  c.threads = j.value("threads", c.threads);
+  if (auto it = j.find("tolerances"); it != j.end()) {
+    for (const auto& [dtype, t] : it->items())
+      c.tolerances[dtype] = {t.at("atol").get<double>(), t.at("rtol").get<double>()};
+  }
+  if (auto it = j.find("timing"); it != j.end()) {
+    c.timing.warmup = it->value("warmup", c.timing.warmup);
+    c.timing.repetitions = it->value("repetitions", c.timing.repetitions);
+    c.timing.budget = std::chrono::milliseconds(it->value("budget_ms", c.timing.budget.count()));
+  }
+  c.compile_cache = j.value("compile_cache", c.compile_cache);
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const VerifyRequest& r) {
+  return {
+      {"case_id", r.case_id},
+      {"problem", r.problem.string()},
+      {"candidate", r.candidate.string()},
+      {"scratch_dir", r.scratch_dir.string()},
+      {"python", r.python},
+      {"config", config_json(r.config)},
+      {"overrides", r.overrides},
+      {"device", r.device},
+      {"run_seed", r.run_seed},
+  };
+}
+
+VerifyRequest verify_request_from_json(const nlohmann::json& j) {
+  VerifyRequest r;
+  r.case_id = j.value("case_id", "");
+  r.problem = j.at("problem").get<std::string>();
+  r.candidate = j.at("candidate").get<std::string>();
+  r.scratch_dir = j.value("scratch_dir", "");
+  r.python = j.value("python", "");
+  if (auto it = j.find("config"); it != j.end()) r.config = config_from(*it);
+  r.overrides = j.value("overrides", std::map<std::string, long long>{});
+  r.device = j.value("device", r.device);
+  r.run_seed = j.value("run_seed", std::uint64_t{0});
+  return r;
+}
+
+}  // namespace kgym::verify

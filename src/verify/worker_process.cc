@@ -1,0 +1,151 @@
+#include "verify/worker_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace kgym::verify {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kResponseFd = 4;
+// How long a worker that closed its channel gets to finish exiting, so a
+// crash is reported with its signal rather than as a closed pipe.
+constexpr auto kExitGrace = std::chrono::seconds(5);
+
+int poll_timeout_ms(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
+}
+
+// A connected stream socket pair: sockets rather than pipes so writes can
+// use MSG_NOSIGNAL (a dead worker must not raise SIGPIPE in the parent).
+// Both ends are moved to fds >= 10 so mapping onto 3 and 4 never aliases.
+std::expected<std::pair<util::UniqueFd, util::UniqueFd>, std::string> socket_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return std::unexpected(fmt::format("socketpair: {}", std::strerror(errno)));
+  }
+  util::UniqueFd a(fds[0]), b(fds[1]);
+  util::UniqueFd high_a(::fcntl(a.get(), F_DUPFD_CLOEXEC, 10)), high_b(::fcntl(b.get(), F_DUPFD_CLOEXEC, 10));
+  if (!high_a || !high_b) return std::unexpected(fmt::format("fcntl: {}", std::strerror(errno)));
+  return std::pair{std::move(high_a), std::move(high_b)};
+}
+
+}  // namespace
+
+std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec& spec) {
+  auto requests = socket_pair();
+  if (!requests) return std::unexpected(requests.error());
+  auto responses = socket_pair();
+  if (!responses) return std::unexpected(responses.error());
+  auto& [request_parent, request_child] = *requests;
+  auto& [response_parent, response_child] = *responses;
+  ChildSpec child_spec{
+      .argv = spec.argv,
+      .env = spec.env,
+      .cwd = spec.cwd,
+      .log_path = spec.log_path,
+      .fd_map = {{kRequestFd, request_child.get()}, {kResponseFd, response_child.get()}},
+  };
+  auto child = ChildProcess::spawn(child_spec);
+  if (!child) return std::unexpected(child.error());
+  // One direction per socket: the parent only writes requests, only reads responses.
+  ::shutdown(request_parent.get(), SHUT_RD);
+  ::shutdown(response_parent.get(), SHUT_WR);
+  ::fcntl(request_parent.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(response_parent.get(), F_SETFL, O_NONBLOCK);
+  return WorkerProcess(std::move(*child), std::move(request_parent), std::move(response_parent));
+}
+
+ChannelError WorkerProcess::exited(std::string message) {
+  auto exit = child_.wait_until(Clock::now() + kExitGrace);
+  if (!exit) {
+    child_.terminate(std::chrono::milliseconds(500));
+    exit = child_.exit();
+  }
+  return ChannelError{ChannelError::Kind::kExited, std::move(message), exit};
+}
+
+std::expected<void, ChannelError> WorkerProcess::send(const Message& message, Deadline deadline) {
+  std::string bytes = encode_message(message);
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    if (Clock::now() >= deadline) {
+      return std::unexpected(
+          ChannelError{ChannelError::Kind::kTimeout, "worker did not accept the request in time"});
+    }
+    pollfd pfd{requests_.get(), POLLOUT, 0};
+    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    if (ready < 0 && errno != EINTR) {
+      return std::unexpected(
+          ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
+    }
+    if (ready <= 0) continue;
+    ssize_t n = ::send(requests_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET)
+        return std::unexpected(exited("worker closed its request channel"));
+      return std::unexpected(
+          ChannelError{ChannelError::Kind::kIo, fmt::format("send: {}", std::strerror(errno))});
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+std::expected<Message, ChannelError> WorkerProcess::receive(Deadline deadline) {
+  std::string buffer(1 << 20, '\0');
+  for (;;) {
+    auto next = decoder_.next();
+    if (!next) return std::unexpected(ChannelError{ChannelError::Kind::kProtocol, next.error()});
+    if (*next) return std::move(**next);
+    if (Clock::now() >= deadline) {
+      return std::unexpected(ChannelError{ChannelError::Kind::kTimeout, "worker did not answer in time"});
+    }
+    pollfd pfd{responses_.get(), POLLIN, 0};
+    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    if (ready < 0 && errno != EINTR) {
+      return std::unexpected(
+          ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
+    }
+    if (ready <= 0) continue;
+    ssize_t n = ::read(responses_.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      if (errno == ECONNRESET) return std::unexpected(exited("worker closed its response channel"));
+      return std::unexpected(
+          ChannelError{ChannelError::Kind::kIo, fmt::format("read: {}", std::strerror(errno))});
+    }
+    if (n == 0) {
+      std::string message = decoder_.buffered() > 0 ? "worker closed its response channel mid-message"
+                                                    : "worker closed its response channel";
+      return std::unexpected(exited(std::move(message)));
+    }
+    decoder_.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+  }
+}
+
+std::expected<Message, ChannelError> WorkerProcess::call(const Message& request, Deadline deadline) {
+  if (auto sent = send(request, deadline); !sent) return std::unexpected(sent.error());
+  return receive(deadline);
+}
+
+std::optional<ChildExit> WorkerProcess::shutdown(Deadline deadline) {
+  Message bye;
+  bye.header = {{"op", "exit"}};
+  (void)send(bye, deadline);
+  requests_.reset();  // EOF on fd 3 also tells the worker to exit
+  if (auto exit = child_.wait_until(deadline)) return exit;
+  child_.terminate(std::chrono::milliseconds(500));
+  return child_.exit();
+}
+
+}  // namespace kgym::verify

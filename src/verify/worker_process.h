@@ -1,0 +1,72 @@
+#pragma once
+// One Python worker (python/kgym_worker.py `serve`) and its protocol
+// channel: requests go to the worker's fd 3, responses come from its fd 4
+// (docs/worker-protocol.md). stdout/stderr of the worker are appended to a
+// log file and never parsed. Every exchange has a deadline; the destructor
+// kills the worker's whole process group.
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/unique_fd.h"
+#include "verify/child_process.h"
+#include "verify/protocol.h"
+
+namespace kgym::verify {
+
+struct WorkerSpec {
+  std::vector<std::string> argv;  // the interpreter, the script, "serve", ...
+  std::vector<std::string> env;   // complete environment, "NAME=VALUE"
+  std::filesystem::path cwd;
+  std::filesystem::path log_path;  // stdout+stderr, appended
+};
+
+// Why an exchange with the worker failed.
+struct ChannelError {
+  enum class Kind {
+    kTimeout,   // the deadline passed; the worker is still running (caller kills it)
+    kExited,    // the worker closed the channel or died; `exit` says how
+    kProtocol,  // malformed bytes on the channel
+    kIo,        // an OS error on the channel
+  };
+  Kind kind;
+  std::string message;
+  std::optional<ChildExit> exit;  // for kExited, when it could be learned
+};
+
+class WorkerProcess {
+ public:
+  static std::expected<WorkerProcess, std::string> spawn(const WorkerSpec& spec);
+
+  WorkerProcess(WorkerProcess&&) noexcept = default;
+  WorkerProcess& operator=(WorkerProcess&&) noexcept = default;
+
+  // Writes one message completely before the deadline.
+  std::expected<void, ChannelError> send(const Message& message, Deadline deadline);
+  // Reads the next complete message before the deadline.
+  std::expected<Message, ChannelError> receive(Deadline deadline);
+  // send() then receive().
+  std::expected<Message, ChannelError> call(const Message& request, Deadline deadline);
+
+  // Asks the worker to exit ({"op":"exit"}) and waits up to `deadline`;
+  // kills the group if it is still running then. Returns how it ended.
+  std::optional<ChildExit> shutdown(Deadline deadline);
+  // Kills the worker's process group now (SIGTERM, then SIGKILL).
+  void kill() { child_.terminate(std::chrono::milliseconds(500)); }
+
+  pid_t pid() const { return child_.pid(); }
+
+ private:
+  WorkerProcess(ChildProcess child, util::UniqueFd requests, util::UniqueFd responses)
+      : child_(std::move(child)), requests_(std::move(requests)), responses_(std::move(responses)) {}
+  ChannelError exited(std::string message);
+
+  ChildProcess child_;
+  util::UniqueFd requests_;   // parent end of fd 3
+  util::UniqueFd responses_;  // parent end of fd 4
+  MessageDecoder decoder_;
+};
+
+}  // namespace kgym::verify
