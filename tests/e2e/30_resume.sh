@@ -15,8 +15,8 @@ expect_output "\[3/3\]" "counts the kept case as done"
 check "the finished case was not touched" cmp -s "$TMP/relu_before.json" "$RUN/cases/level1/1_ReLU/result.json"
 expect_verdict "$RUN/cases/level1/4_Softmax/result.json" pass
 expect_verdict "$RUN/cases/level1/7_RMSNorm/result.json" pass
-[ "$(grep -c '"event": "finished"' "$RUN/events.jsonl")" -eq 5 ] \
-  && ok "events.jsonl: 3 + 2 finished events" || bad "events.jsonl finished events" "$(grep -c finished "$RUN/events.jsonl")"
+[ "$(grep -c '"event":"finished"' "$RUN/events.jsonl")" -eq 5 ] \
+  && ok "events.jsonl: 3 + 2 finished events" || bad "events.jsonl finished events" "$(grep -c '"event":"finished"' "$RUN/events.jsonl")"
 
 expect_exit 2 "a second run into an existing run dir is refused" "$KGYM" run \
   --set output.root_dir="$TMP/runs" --set output.run_name=r

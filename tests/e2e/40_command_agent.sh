@@ -42,5 +42,5 @@ check "a missing artifact is its own outcome" grep -q '"outcome": "missing_artif
 check "a timeout is its own outcome" grep -q '"outcome": "timeout"' "$RUN/cases/level1/7_RMSNorm/result.json"
 check "the agent's output went to agent.log" grep -q "agent working on level1/1_ReLU" "$RUN/cases/level1/1_ReLU/agent.log"
 check "the candidate was copied out of the work dir" test -s "$RUN/cases/level1/1_ReLU/candidate/model_new.py"
-check "no agent is left running" bash -c "! pgrep -f '$TMP/agent.sh' >/dev/null"
+check "no agent is left running" no_process "$TMP/agent.sh"
 finish

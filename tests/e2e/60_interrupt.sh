@@ -18,7 +18,7 @@ wait "$pid"; rc=$?
 check "state.json says interrupted" grep -q '"status": "interrupted"' "$RUN/state.json"
 check "summary written for what finished" test -s "$RUN/summary.md"
 sleep 0.5
-check "no process of the run is left" bash -c "! pgrep -f '$RUN' >/dev/null"
+check "no process of the run is left" no_process "$RUN"
 expect_exit 1 "--resume finishes the interrupted run" "$KGYM" run --resume "$RUN" --set verifier.call_timeout_sec=2
 expect_verdict "$RUN/cases/level1/9_MSELoss/result.json" timeout
 finish

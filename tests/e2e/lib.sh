@@ -42,3 +42,6 @@ finish() {
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]
 }
+
+# no_process PATTERN : true when no process's command line matches.
+no_process() { ! pgrep -f -- "$1" >/dev/null; }
