@@ -74,7 +74,11 @@ def parse_overrides(items):
 
 def patch_constants(tree, overrides, path):
     """Rewrites top-level `NAME = <int>` assignments so that every later use
-    of NAME (including derived constants) sees the override."""
+    of NAME (including derived constants) sees the override.
+
+    One set of overrides applies to a whole campaign, and problems name their
+    sizes differently, so a name the problem does not assign is skipped (and
+    logged), not an error."""
     remaining = dict(overrides)
     for node in tree.body:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
@@ -85,8 +89,7 @@ def patch_constants(tree, overrides, path):
         value = remaining.pop(target.id)
         node.value = ast.copy_location(ast.Constant(value=value), node.value)
     if remaining:
-        names = ", ".join(sorted(remaining))
-        raise WorkerError("usage", f"override {names}: {path} has no top-level assignment of that name")
+        log(f"overrides not used by {path} (no top-level assignment): {', '.join(sorted(remaining))}")
     return tree
 
 

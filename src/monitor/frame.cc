@@ -1,0 +1,214 @@
+#include "monitor/frame.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "util/text_cells.h"
+
+namespace kgym::monitor {
+namespace {
+
+constexpr int kMinWidth = 40;
+constexpr int kMinHeight = 3;
+constexpr std::size_t kGap = 2;
+constexpr std::size_t kMinIdCells = 16;
+constexpr std::size_t kMinDirCells = 12;
+constexpr double kStaleAfterSeconds = 60;
+constexpr std::string_view kNone = "-";
+
+bool is_done(const CaseState& c) { return c.phase == "done"; }
+bool is_pending(const CaseState& c) { return c.phase == "pending"; }
+bool is_running(const CaseState& c) { return !is_done(c) && !is_pending(c); }
+
+struct Column {
+  std::string_view title;
+  std::size_t width;
+  bool align_right;
+  int keep_priority;  // lowest is dropped first
+};
+
+enum ColumnIndex { kCase, kPhase, kStage, kTry, kDevice, kPid, kElapsed, kStatus, kSpeedup, kColumnCount };
+
+using Cells = std::array<std::string, kColumnCount>;
+
+std::string duration_or_none(std::optional<double> from, std::optional<double> to) {
+  if (!from || !to) return std::string(kNone);
+  std::string d = util::compact_duration(*to - *from);
+  return d.empty() ? std::string(kNone) : d;
+}
+
+Cells row_cells(const CaseState& c, double now) {
+  Cells cells;
+  cells[kCase] = c.id;
+  cells[kPhase] = c.phase;
+  cells[kStage] = c.stage.empty() ? std::string(kNone) : c.stage;
+  cells[kTry] = c.attempt > 0 ? std::to_string(c.attempt) : std::string(kNone);
+  cells[kDevice] = c.device.value_or(std::string(kNone));
+  cells[kPid] = c.pid ? std::to_string(*c.pid) : std::string(kNone);
+  if (is_running(c)) {
+    cells[kElapsed] = duration_or_none(c.phase_started_at, now);
+  } else if (is_done(c)) {
+    cells[kElapsed] = duration_or_none(c.started_at, c.finished_at);
+  } else {
+    cells[kElapsed] = std::string(kNone);
+  }
+  cells[kStatus] = is_done(c) ? c.verdict.value_or("done") : c.phase;
+  cells[kSpeedup] = c.speedup ? fmt::format("{:.2f}\u00d7", *c.speedup) : std::string(kNone);
+  return cells;
+}
+
+// `dir` cut from the left to `width` cells ("…/runs/2023-11-14_221320"):
+// the end of a run directory is its name.
+std::string keep_tail(const std::string& dir, std::size_t width) {
+  std::size_t cells = util::display_width(dir);
+  if (cells <= width) return dir;
+  if (width == 0) return "";
+  std::size_t drop = cells - width + 1;  // + 1 for the "…"
+  std::size_t byte = 0;
+  for (std::size_t seen = 0; byte < dir.size() && seen < drop; ++seen) {
+    ++byte;
+    while (byte < dir.size() && (static_cast<unsigned char>(dir[byte]) & 0xC0) == 0x80) ++byte;
+  }
+  return "\u2026" + dir.substr(byte);
+}
+
+std::string header_line(const RunState& s, double now, std::size_t width) {
+  int done = 0, pass = 0, running = 0;
+  for (const CaseState& c : s.cases) {
+    if (is_done(c)) ++done;
+    if (is_done(c) && c.verdict == "pass") ++pass;
+    if (is_running(c)) ++running;
+  }
+  bool live = s.status == "running";
+  double end = live ? now : s.updated_at;
+  std::string elapsed = s.started_at > 0 ? util::compact_duration(end - s.started_at) : "";
+  if (elapsed.empty()) elapsed = std::string(kNone);
+  std::string stale;
+  if (live && s.updated_at > 0 && now - s.updated_at > kStaleAfterSeconds) {
+    stale = fmt::format("  (no update for {})", util::compact_duration(now - s.updated_at));
+  }
+  std::string dir = s.run_dir.empty() ? "(no run dir)" : s.run_dir;
+  // The long form when it leaves room for a useful part of the run
+  // directory, else a compact one; the directory gives way first.
+  std::string tail = fmt::format("  {}  {}/{} done  pass {}  fail {}  running {}  elapsed {}{}", s.status,
+                                 done, s.cases.size(), pass, done - pass, running, elapsed, stale);
+  const std::size_t min_dir = std::min(util::display_width(dir), kMinDirCells);
+  if (util::display_width(tail) + min_dir > width) {
+    tail = fmt::format("  {} {}/{}  pass {} fail {} run {}  {}{}", s.status, done, s.cases.size(), pass,
+                       done - pass, running, elapsed, stale);
+  }
+  std::size_t tail_cells = util::display_width(tail);
+  std::size_t dir_room = width > tail_cells ? width - tail_cells : 0;
+  if (dir_room < min_dir) return util::truncate_cells(tail.substr(2), width);
+  return keep_tail(dir, dir_room) + tail;
+}
+
+// The rows to show, in display order (see frame.h).
+std::vector<const CaseState*> ordered_cases(const RunState& s) {
+  std::vector<const CaseState*> running, done, pending;
+  for (const CaseState& c : s.cases) {
+    (is_running(c) ? running : is_done(c) ? done : pending).push_back(&c);
+  }
+  std::stable_sort(running.begin(), running.end(), [](const CaseState* a, const CaseState* b) {
+    return a->started_at.value_or(0) < b->started_at.value_or(0);
+  });
+  std::stable_sort(done.begin(), done.end(), [](const CaseState* a, const CaseState* b) {
+    return a->finished_at.value_or(0) > b->finished_at.value_or(0);
+  });
+  std::vector<const CaseState*> out = std::move(running);
+  out.insert(out.end(), done.begin(), done.end());
+  out.insert(out.end(), pending.begin(), pending.end());
+  return out;
+}
+
+std::string more_line(const std::vector<const CaseState*>& hidden) {
+  int running = 0, done = 0, pending = 0;
+  for (const CaseState* c : hidden) {
+    is_running(*c) ? ++running : is_done(*c) ? ++done : ++pending;
+  }
+  std::vector<std::string> parts;
+  if (running > 0) parts.push_back(fmt::format("{} running", running));
+  if (done > 0) parts.push_back(fmt::format("{} done", done));
+  if (pending > 0) parts.push_back(fmt::format("{} pending", pending));
+  return fmt::format("\u2026 and {} more ({})", hidden.size(), fmt::join(parts, ", "));
+}
+
+std::string render_row(const std::array<Column, kColumnCount>& columns, const std::vector<int>& shown,
+                       const Cells& cells) {
+  std::string line;
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const Column& col = columns[shown[k]];
+    if (k > 0) line += std::string(kGap, ' ');
+    line += util::fit_cells(cells[shown[k]], col.width, col.align_right);
+  }
+  return util::trim_right(std::move(line));
+}
+
+}  // namespace
+
+std::string render_frame(const RunState& state, double now_unix, int width, int height) {
+  const auto cols = static_cast<std::size_t>(std::max(width, kMinWidth));
+  const auto rows = static_cast<std::size_t>(std::max(height, kMinHeight));
+
+  std::vector<const CaseState*> order = ordered_cases(state);
+  std::size_t row_room = rows - 2;
+  std::size_t visible = order.size() <= row_room ? order.size() : row_room - 1;
+
+  // Once the run has ended, its clock stopped at the last update.
+  const double case_now = state.status == "running" || state.updated_at <= 0 ? now_unix : state.updated_at;
+  std::vector<Cells> cells;
+  for (std::size_t i = 0; i < visible; ++i) cells.push_back(row_cells(*order[i], case_now));
+
+  std::array<Column, kColumnCount> columns = {{{"CASE", 4, false, 9},
+                                               {"PHASE", 14, false, 3},
+                                               {"STAGE", 5, false, 1},
+                                               {"TRY", 3, true, 2},
+                                               {"DEVICE", 6, false, 4},
+                                               {"PID", 7, true, 0},
+                                               {"ELAPSED", 9, true, 6},
+                                               {"STATUS", 17, false, 8},
+                                               {"SPEEDUP", 7, true, 7}}};
+  // Variable columns grow to their widest visible cell, within limits.
+  std::size_t longest_id = 4;
+  for (const Cells& c : cells) {
+    longest_id = std::max(longest_id, util::display_width(c[kCase]));
+    columns[kStage].width =
+        std::clamp(util::display_width(c[kStage]), columns[kStage].width, std::size_t{14});
+    columns[kDevice].width =
+        std::clamp(util::display_width(c[kDevice]), columns[kDevice].width, std::size_t{10});
+  }
+  std::vector<int> shown;
+  for (int k = 0; k < kColumnCount; ++k) shown.push_back(k);
+  while (true) {
+    std::size_t used = 0;
+    for (int k : shown) {
+      if (k != kCase) used += columns[k].width + kGap;
+    }
+    std::size_t room = cols > used ? cols - used : 0;
+    if (room >= std::min(longest_id, kMinIdCells) || shown.size() == 1) {
+      columns[kCase].width = std::min(longest_id, room);
+      break;
+    }
+    auto victim = std::min_element(shown.begin() + 1, shown.end(), [&](int a, int b) {
+      return columns[a].keep_priority < columns[b].keep_priority;
+    });
+    shown.erase(victim);
+  }
+
+  std::vector<std::string> lines = {header_line(state, now_unix, cols)};
+  Cells titles;
+  for (int k = 0; k < kColumnCount; ++k) titles[k] = std::string(columns[k].title);
+  lines.push_back(render_row(columns, shown, titles));
+  for (const Cells& c : cells) lines.push_back(render_row(columns, shown, c));
+  if (visible < order.size()) {
+    std::vector<const CaseState*> hidden(order.begin() + static_cast<std::ptrdiff_t>(visible), order.end());
+    lines.push_back(util::truncate_cells(more_line(hidden), cols));
+  }
+  if (state.cases.empty()) lines.push_back("(no cases yet)");
+  return fmt::format("{}", fmt::join(lines, "\n"));
+}
+
+}  // namespace kgym::monitor

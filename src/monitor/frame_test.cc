@@ -1,0 +1,159 @@
+#include "monitor/frame.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "util/text_cells.h"
+
+namespace kgym::monitor {
+namespace {
+
+constexpr double kT0 = 1700000000;  // run start
+constexpr double kNow = kT0 + 400;
+
+CaseState make_case(const std::string& id, const std::string& phase) {
+  CaseState c;
+  c.id = id;
+  c.phase = phase;
+  return c;
+}
+
+// A run in progress: two cases running, three done, five pending.
+RunState sample_state() {
+  RunState s;
+  s.run_dir = "/home/user/kgym/runs/2023-11-14_221320";
+  s.status = "running";
+  s.harness_pid = 4242;
+  s.started_at = kT0;
+  s.updated_at = kNow - 1;
+
+  CaseState verifying = make_case("level1/2_Standard_matrix_multiplication_", "verifying");
+  verifying.stage = "timing";
+  verifying.attempt = 1;
+  verifying.pid = 31337;
+  verifying.device = "cpu1";
+  verifying.started_at = kT0 + 100;
+  verifying.phase_started_at = kNow - 20;
+
+  CaseState generating = make_case("level1/19_ReLU", "generating");
+  generating.stage = "write";
+  generating.attempt = 2;
+  generating.pid = 4243;
+  generating.started_at = kT0 + 300;
+  generating.phase_started_at = kNow - 50;
+
+  CaseState passed = make_case("level1/1_Square_matrix_multiplication_", "done");
+  passed.attempt = 1;
+  passed.device = "cpu0";
+  passed.started_at = kT0 + 1;
+  passed.finished_at = kT0 + 91;
+  passed.verdict = "pass";
+  passed.speedup = 1.4237;
+
+  CaseState failed = make_case("level2/10_ConvTranspose3d_Add_Multiply_Clamp", "done");
+  failed.attempt = 1;
+  failed.device = "cpu0";
+  failed.started_at = kT0 + 92;
+  failed.finished_at = kT0 + 252;
+  failed.verdict = "fail_correctness";
+
+  CaseState cheat = make_case("level1/3_Batched_matrix_multiplication", "done");
+  cheat.attempt = 1;
+  cheat.started_at = kT0 + 253;
+  cheat.finished_at = kT0 + 290;
+  cheat.verdict = "fail_cheat";
+
+  s.cases = {passed, verifying, cheat, generating, failed};
+  for (int n = 20; n < 25; ++n)
+    s.cases.push_back(make_case("level1/" + std::to_string(n) + "_Op", "pending"));
+  return s;
+}
+
+TEST(RenderFrame, SmallScreen) {
+  std::string frame = render_frame(sample_state(), kNow, 60, 10);
+  EXPECT_EQ(frame,
+            "\u20262023-11-14_221320  running 3/10  pass 1 fail 2 run 2  6m40s\n"
+            "CASE                     ELAPSED  STATUS             SPEEDUP\n"
+            "level1/2_Standard_ma\u2026      20.0s  verifying                -\n"
+            "level1/19_ReLU             50.0s  generating               -\n"
+            "level1/3_Batched_mat\u2026      37.0s  fail_cheat               -\n"
+            "level2/10_ConvTransp\u2026      2m40s  fail_correctness         -\n"
+            "level1/1_Square_matr\u2026      1m30s  pass                 1.42\u00d7\n"
+            "level1/20_Op                   -  pending                  -\n"
+            "level1/21_Op                   -  pending                  -\n"
+            "\u2026 and 3 more (3 pending)");
+}
+
+TEST(RenderFrame, LargeScreen) {
+  std::string frame = render_frame(sample_state(), kNow, 160, 50);
+  EXPECT_EQ(
+      frame,
+      "/home/user/kgym/runs/2023-11-14_221320  running  3/10 done  pass 1  fail 2  running 2  elapsed 6m40s\n"
+      "CASE                                          PHASE           STAGE   TRY  DEVICE      PID    ELAPSED "
+      " STATUS             SPEEDUP\n"
+      "level1/2_Standard_matrix_multiplication_      verifying       timing    1  cpu1      31337      20.0s "
+      " verifying                -\n"
+      "level1/19_ReLU                                generating      write     2  -          4243      50.0s "
+      " generating               -\n"
+      "level1/3_Batched_matrix_multiplication        done            -         1  -             -      37.0s "
+      " fail_cheat               -\n"
+      "level2/10_ConvTranspose3d_Add_Multiply_Clamp  done            -         1  cpu0          -      2m40s "
+      " fail_correctness         -\n"
+      "level1/1_Square_matrix_multiplication_        done            -         1  cpu0          -      1m30s "
+      " pass                 1.42\u00d7\n"
+      "level1/20_Op                                  pending         -         -  -             -          - "
+      " pending                  -\n"
+      "level1/21_Op                                  pending         -         -  -             -          - "
+      " pending                  -\n"
+      "level1/22_Op                                  pending         -         -  -             -          - "
+      " pending                  -\n"
+      "level1/23_Op                                  pending         -         -  -             -          - "
+      " pending                  -\n"
+      "level1/24_Op                                  pending         -         -  -             -          - "
+      " pending                  -");
+}
+
+TEST(RenderFrame, EveryLineFitsTheScreen) {
+  for (int width : {40, 60, 80, 100, 160}) {
+    for (int height : {3, 5, 10, 50}) {
+      std::string frame = render_frame(sample_state(), kNow, width, height);
+      EXPECT_EQ(frame.find('\x1b'), std::string::npos);
+      std::istringstream in(frame);
+      int lines = 0;
+      for (std::string line; std::getline(in, line); ++lines) {
+        EXPECT_LE(util::display_width(line), static_cast<std::size_t>(width))
+            << width << "x" << height << ": " << line;
+      }
+      EXPECT_LE(lines, height) << width << "x" << height;
+    }
+  }
+}
+
+TEST(RenderFrame, FinishedRunMeasuresToLastUpdateAndFlagsNothingStale) {
+  RunState s = sample_state();
+  s.status = "finished";
+  s.updated_at = kT0 + 125;
+  std::string frame = render_frame(s, kNow + 10000, 120, 20);
+  EXPECT_NE(frame.find("finished  3/10 done  pass 1  fail 2  running 2  elapsed 2m05s"), std::string::npos)
+      << frame;
+  EXPECT_EQ(frame.find("no update"), std::string::npos);
+}
+
+TEST(RenderFrame, StaleRunningStateIsFlagged) {
+  RunState s = sample_state();
+  std::string frame = render_frame(s, kNow + 300, 160, 20);
+  EXPECT_NE(frame.find("(no update for 5m01s)"), std::string::npos) << frame;
+}
+
+TEST(RenderFrame, EmptyRun) {
+  RunState s;
+  s.run_dir = "/r";
+  EXPECT_EQ(render_frame(s, kNow, 60, 10),
+            "/r  running  0/0 done  pass 0  fail 0  running 0  elapsed -\n"
+            "CASE  DEVICE    ELAPSED  STATUS             SPEEDUP\n"
+            "(no cases yet)");
+}
+
+}  // namespace
+}  // namespace kgym::monitor

@@ -1,0 +1,101 @@
+#include "report/load_results.h"
+
+#include <algorithm>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "report/case_order.h"
+#include "util/fs.h"
+
+namespace kgym::report {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Sub-directories of `dir`, sorted by name; errors are recorded.
+std::vector<fs::path> subdirectories(const fs::path& dir, std::vector<LoadError>& errors) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    errors.push_back({dir, fmt::format("cannot list directory: {}", ec.message())});
+    return out;
+  }
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      errors.push_back({dir, fmt::format("cannot list directory: {}", ec.message())});
+      break;
+    }
+    std::error_code type_ec;
+    // symlink_status: a link planted in the run directory is not followed.
+    if (it->symlink_status(type_ec).type() == fs::file_type::directory) out.push_back(it->path());
+  }
+  return out;
+}
+
+std::expected<CaseResult, std::string> read_result(const fs::path& file) {
+  auto text = util::read_file(file);
+  if (!text) return std::unexpected(text.error());
+  try {
+    return result_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(fmt::format("not a valid result record: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+LoadedResults load_results(const fs::path& run_dir) {
+  LoadedResults loaded;
+  fs::path cases_dir = run_dir / "cases";
+  std::error_code ec;
+  if (!fs::is_directory(cases_dir, ec)) {
+    loaded.errors.push_back({cases_dir, "no cases/ directory (is this a kgym run directory?)"});
+    return loaded;
+  }
+  for (const fs::path& level_dir : subdirectories(cases_dir, loaded.errors)) {
+    for (const fs::path& case_dir : subdirectories(level_dir, loaded.errors)) {
+      std::string id = level_dir.filename().string() + "/" + case_dir.filename().string();
+      fs::path file = case_dir / "result.json";
+      if (!fs::exists(fs::symlink_status(file, ec))) {
+        loaded.unfinished_case_ids.push_back(id);
+        continue;
+      }
+      auto result = read_result(file);
+      if (result && result->case_id != id) {
+        result = std::unexpected(
+            fmt::format("case_id '{}' does not match its directory '{}'", result->case_id, id));
+      }
+      if (!result) {
+        loaded.errors.push_back({file, result.error()});
+        loaded.unfinished_case_ids.push_back(id);
+        continue;
+      }
+      loaded.results.push_back(std::move(*result));
+    }
+  }
+  std::sort(loaded.results.begin(), loaded.results.end(),
+            [](const CaseResult& a, const CaseResult& b) { return case_id_less(a.case_id, b.case_id); });
+  std::sort(loaded.unfinished_case_ids.begin(), loaded.unfinished_case_ids.end(),
+            [](const std::string& a, const std::string& b) { return case_id_less(a, b); });
+  return loaded;
+}
+
+std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
+                                                  const std::vector<CaseResult>& results,
+                                                  const RunInfo& info) {
+  Summary summary = summarize(results, info.selected_case_ids);
+  // Reasons may quote tool output that is not valid UTF-8; replace, never throw.
+  std::string json_text =
+      summary_json(summary, info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (auto ok = util::write_file_atomic(run_dir / "summary.json", json_text); !ok) {
+    return std::unexpected(ok.error());
+  }
+  if (auto ok = util::write_file_atomic(run_dir / "summary.md", summary_markdown(summary, info)); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return summary;
+}
+
+}  // namespace kgym::report

@@ -1,0 +1,41 @@
+#pragma once
+// Reading a run directory's per-case records and writing its summary
+// files. A corrupt or unreadable result.json is reported with its path and
+// skipped; it never stops the others from being read.
+#include <expected>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "report/summary.h"
+
+namespace kgym::report {
+
+struct LoadError {
+  std::filesystem::path path;
+  std::string message;  // what was wrong, e.g. the JSON parser's message
+};
+
+struct LoadedResults {
+  std::vector<CaseResult> results;  // case id order (see case_order.h)
+  // Case directories with no usable result.json (not finished, or corrupt),
+  // as case ids "<level>/<N>_<Name>", in case id order.
+  std::vector<std::string> unfinished_case_ids;
+  std::vector<LoadError> errors;
+};
+
+// Reads RUN_DIR/cases/<level>/<N>_<Name>/result.json for every case
+// directory. A result whose case_id differs from its directory is an error
+// (the directory is then unfinished). A missing cases/ directory gives an
+// empty result with one error.
+LoadedResults load_results(const std::filesystem::path& run_dir);
+
+// Summarizes `results` (selection and run facts from `info`) and writes
+// RUN_DIR/summary.json and RUN_DIR/summary.md, each atomically. Returns
+// the summary that was written, or a message naming the file that failed.
+std::expected<Summary, std::string> write_summary(const std::filesystem::path& run_dir,
+                                                  const std::vector<CaseResult>& results,
+                                                  const RunInfo& info);
+
+}  // namespace kgym::report

@@ -1,0 +1,105 @@
+#pragma once
+// Run-level statistics computed from per-case result records. Pure
+// functions over plain data (no I/O): the JSON, Markdown and plain-text
+// reporters only read a Summary. Rates are fractions in [0, 1]; a rate or
+// a mean that has no cases to stand on is std::nullopt, never 0.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "core/verdict.h"
+
+namespace kgym::report {
+
+inline constexpr int kSummarySchemaVersion = 1;
+
+// Thresholds of fast_p: p = 0 counts every passing case ("correct"); p > 0
+// counts passing cases whose median speedup is strictly above p.
+inline constexpr double kFastThresholds[] = {0.0, 1.0, 1.5, 2.0};
+
+// What the reporters say about the run itself. Every field is optional in
+// practice: a report regenerated from a bare run directory knows little.
+struct RunInfo {
+  std::string run_dir;
+  std::optional<std::string> started_at_iso;  // "2025-01-31T12:00:00Z"
+  std::optional<std::string> finished_at_iso;
+  std::optional<std::string> config_path;
+  std::string backend;              // "" when unknown
+  std::string mode;                 // "correctness" | "performance" | ""
+  std::string status = "finished";  // finished | interrupted | running
+  // Every case the run selected, finished or not; cases listed here without
+  // a result are reported as "not run". Empty = only the given results.
+  std::vector<std::string> selected_case_ids;
+  nlohmann::json machine;  // CPU, cores, versions...; null when unknown
+};
+
+// Counts over a set of cases (the whole run, or one level).
+struct Tally {
+  int selected = 0;                 // finished + not_run
+  int finished = 0;                 // cases with a result
+  int not_run = 0;                  // selected, no result (interrupted run)
+  std::map<Verdict, int> verdicts;  // every Verdict present, zero included
+
+  int count(Verdict v) const;
+  int passed() const { return count(Verdict::kPass); }
+  // passed / selected; nullopt when nothing was selected.
+  std::optional<double> correctness_rate() const;
+};
+
+struct FastP {
+  double threshold = 0;        // p
+  int count = 0;               // passing cases faster than p (p = 0: all passing)
+  std::optional<double> rate;  // count / selected cases; nullopt if none
+};
+
+struct LevelSummary {
+  std::string level;
+  Tally tally;
+};
+
+// One row per selected case. `verdict` is nullopt for a case that did not
+// run; measurements are nullopt when the result has none.
+struct CaseRow {
+  std::string case_id;
+  std::string level;
+  std::optional<Verdict> verdict;
+  std::optional<double> speedup;  // median, reference / candidate
+  std::optional<Interval> speedup_ci95;
+  std::optional<double> reference_ms;
+  std::optional<double> candidate_ms;
+  std::string reason;
+};
+
+struct Summary {
+  Tally total;
+  std::vector<FastP> fast_p;  // one per kFastThresholds, same order
+  // Geometric mean of the median speedup over passing cases that have one;
+  // nullopt when there are none.
+  std::optional<double> geomean_speedup;
+  int speedup_cases = 0;  // passing cases that entered the geometric mean
+  // Passing cases whose speedup confidence interval lies entirely above 1.
+  int faster_with_confidence = 0;
+  std::vector<LevelSummary> levels;  // natural level order
+  std::vector<CaseRow> cases;        // case id order (see case_order.h)
+};
+
+// Summarizes `results`. Ids in `selected_case_ids` without a result become
+// "not run" rows; results for ids not in the list are still counted (the
+// selection is then the union). Duplicate results for one id: the last wins.
+Summary summarize(const std::vector<CaseResult>& results,
+                  const std::vector<std::string>& selected_case_ids = {});
+
+// The speedup a report shows for a result: the performance median, if any.
+std::optional<double> speedup_of(const CaseResult& result);
+
+// Reporters (summary_json.cc, summary_markdown.cc, summary_table.cc).
+nlohmann::json summary_json(const Summary& summary, const RunInfo& info);
+std::string summary_markdown(const Summary& summary, const RunInfo& info);
+// Plain text (no escape codes), every line at most `width` cells (min 40).
+std::string summary_table(const Summary& summary, int width);
+
+}  // namespace kgym::report

@@ -1,0 +1,91 @@
+// summary.json: the machine-readable run summary. Schema (version
+// kSummarySchemaVersion; absent values are null, never 0):
+//   schema_version
+//   run:     {run_dir, status, started_at, finished_at, config_path, backend, mode, machine}
+//   totals:  {selected, finished, not_run, pass, correctness_rate, geomean_speedup,
+//             speedup_cases, faster_with_confidence,
+//             fast_p: [{p, count, rate}], verdicts: {<verdict>: count}}
+//   levels:  [{level, selected, finished, not_run, pass, correctness_rate, verdicts}]
+//   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
+//              reference_ms, candidate_ms, reason}]
+#include "report/summary.h"
+
+namespace kgym::report {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json verdict_counts(const Tally& t) {
+  json counts = json::object();
+  for (Verdict v : kAllVerdicts) counts[std::string(to_string(v))] = t.count(v);
+  return counts;
+}
+
+json tally_json(const Tally& t) {
+  return {{"selected", t.selected},
+          {"finished", t.finished},
+          {"not_run", t.not_run},
+          {"pass", t.passed()},
+          {"correctness_rate", opt(t.correctness_rate())},
+          {"verdicts", verdict_counts(t)}};
+}
+
+json run_json(const RunInfo& info) {
+  return {{"run_dir", info.run_dir},
+          {"status", info.status},
+          {"started_at", opt(info.started_at_iso)},
+          {"finished_at", opt(info.finished_at_iso)},
+          {"config_path", opt(info.config_path)},
+          {"backend", info.backend.empty() ? json(nullptr) : json(info.backend)},
+          {"mode", info.mode.empty() ? json(nullptr) : json(info.mode)},
+          {"machine", info.machine}};
+}
+
+json case_json(const CaseRow& row) {
+  json ci = row.speedup_ci95 ? json::array({row.speedup_ci95->lo, row.speedup_ci95->hi}) : json(nullptr);
+  return {{"case_id", row.case_id},
+          {"level", row.level},
+          {"status", row.verdict ? "done" : "not_run"},
+          {"verdict", row.verdict ? json(std::string(to_string(*row.verdict))) : json(nullptr)},
+          {"speedup", opt(row.speedup)},
+          {"speedup_ci95", std::move(ci)},
+          {"reference_ms", opt(row.reference_ms)},
+          {"candidate_ms", opt(row.candidate_ms)},
+          {"reason", row.reason}};
+}
+
+}  // namespace
+
+json summary_json(const Summary& summary, const RunInfo& info) {
+  json totals = tally_json(summary.total);
+  totals["geomean_speedup"] = opt(summary.geomean_speedup);
+  totals["speedup_cases"] = summary.speedup_cases;
+  totals["faster_with_confidence"] = summary.faster_with_confidence;
+  json fast = json::array();
+  for (const FastP& f : summary.fast_p) {
+    fast.push_back({{"p", f.threshold}, {"count", f.count}, {"rate", opt(f.rate)}});
+  }
+  totals["fast_p"] = std::move(fast);
+
+  json levels = json::array();
+  for (const LevelSummary& l : summary.levels) {
+    json entry = tally_json(l.tally);
+    entry["level"] = l.level;
+    levels.push_back(std::move(entry));
+  }
+  json cases = json::array();
+  for (const CaseRow& row : summary.cases) cases.push_back(case_json(row));
+
+  return {{"schema_version", kSummarySchemaVersion},
+          {"run", run_json(info)},
+          {"totals", std::move(totals)},
+          {"levels", std::move(levels)},
+          {"cases", std::move(cases)}};
+}
+
+}  // namespace kgym::report

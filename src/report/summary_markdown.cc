@@ -1,0 +1,150 @@
+// summary.md: the run summary as GitHub-flavoured Markdown, meant to read
+// well on a code-hosting site (tables only, no raw JSON).
+#include <fmt/format.h>
+
+#include "report/format.h"
+#include "report/summary.h"
+
+namespace kgym::report {
+namespace {
+
+constexpr std::size_t kReasonCells = 100;
+
+// Escapes what would break a table cell or turn into markup.
+std::string md_text(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '*': out += "\\*"; break;
+      case '`': out += "\\`"; break;
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Inline code; backticks inside are dropped since they cannot be escaped.
+std::string md_code(std::string_view text) {
+  std::string out = "`";
+  for (char c : one_line(text, 200)) {
+    if (c != '`') out += c;
+  }
+  return out + "`";
+}
+
+std::string count_and_rate(int count, std::optional<double> rate) {
+  return fmt::format("{} ({})", count, format_rate(rate));
+}
+
+std::string fast_label(double p) { return p == 0.0 ? "fast_0" : fmt::format("fast_{}", p); }
+
+void append_run_lines(std::string& md, const RunInfo& info) {
+  md += fmt::format("Run {} · status **{}**", md_code(info.run_dir.empty() ? "?" : info.run_dir),
+                    md_text(info.status));
+  if (!info.backend.empty()) md += " · backend " + md_code(info.backend);
+  if (!info.mode.empty()) md += " · mode " + md_code(info.mode);
+  md += "  \n";
+  md += fmt::format("Started {} · finished {}", info.started_at_iso.value_or(std::string(kAbsent)),
+                    info.finished_at_iso.value_or(std::string(kAbsent)));
+  if (info.config_path) md += " · config " + md_code(*info.config_path);
+  md += "\n\n";
+}
+
+// Scalars of the machine record as "key: value" pairs ("cpu.model: ...").
+void flatten_machine(const nlohmann::json& j, const std::string& prefix, std::string& md) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      flatten_machine(value, prefix.empty() ? key : prefix + "." + key, md);
+    }
+    return;
+  }
+  if (j.is_null() || j.is_array()) return;
+  std::string value = j.is_string() ? j.get<std::string>() : j.dump();
+  md += fmt::format("| {} | {} |\n", md_text(prefix), md_text(one_line(value, kReasonCells)));
+}
+
+void append_headline(std::string& md, const Summary& s) {
+  md += "| Cases | Pass | Correctness rate |";
+  std::string align = "|---:|---:|---:|";
+  std::string values = fmt::format("| {} | {} | {} |", s.total.selected, s.total.passed(),
+                                   format_rate(s.total.correctness_rate()));
+  for (const FastP& f : s.fast_p) {
+    if (f.threshold == 0.0) continue;  // fast_0 is the correctness rate
+    md += fmt::format(" {} |", fast_label(f.threshold));
+    align += "---:|";
+    values += fmt::format(" {} |", count_and_rate(f.count, f.rate));
+  }
+  md += " Geomean speedup |\n" + align + "---:|\n" + values;
+  md += fmt::format(" {} |\n\n",
+                    s.geomean_speedup
+                        ? fmt::format("{} over {} cases", format_speedup(s.geomean_speedup), s.speedup_cases)
+                        : std::string(kAbsent));
+  if (s.total.not_run > 0) {
+    md += fmt::format(
+        "> **{} of {} cases did not run** ({}): they are listed as \"not run\" and are not counted as "
+        "passed.\n\n",
+        s.total.not_run, s.total.selected, "the run ended before they finished");
+  }
+  md += fmt::format(
+      "fast_p: share of all cases that pass with a median speedup above p. {} passing cases have a speedup "
+      "whose 95% confidence interval lies above 1.\n\n",
+      s.faster_with_confidence);
+}
+
+void append_verdicts(std::string& md, const Tally& t) {
+  md += "## Verdicts\n\n| Verdict | Cases |\n|---|---:|\n";
+  for (const auto& [verdict, count] : t.verdicts) {
+    if (count > 0) md += fmt::format("| {} | {} |\n", to_string(verdict), count);
+  }
+  if (t.not_run > 0) md += fmt::format("| not run | {} |\n", t.not_run);
+  md += "\n";
+}
+
+void append_levels(std::string& md, const Summary& s) {
+  md += "## By level\n\n| Level | Cases | Pass | Failed | Not run | Correctness rate |\n";
+  md += "|---|---:|---:|---:|---:|---:|\n";
+  for (const LevelSummary& l : s.levels) {
+    const Tally& t = l.tally;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_text(l.level), t.selected, t.passed(),
+                      t.finished - t.passed(), t.not_run, format_rate(t.correctness_rate()));
+  }
+  md += "\n";
+}
+
+void append_cases(std::string& md, const Summary& s) {
+  md += "## Cases\n\n| Case | Verdict | Speedup | Reference ms | Candidate ms | Reason |\n";
+  md += "|---|---|---:|---:|---:|---|\n";
+  for (const CaseRow& row : s.cases) {
+    std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
+    if (row.verdict == Verdict::kPass) verdict = "**pass**";
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(row.case_id), verdict,
+                      format_speedup(row.speedup), format_ms(row.reference_ms), format_ms(row.candidate_ms),
+                      md_text(one_line(row.reason, kReasonCells)));
+  }
+  md += "\n";
+}
+
+}  // namespace
+
+std::string summary_markdown(const Summary& summary, const RunInfo& info) {
+  std::string md = "# kgym run summary\n\n";
+  append_run_lines(md, info);
+  append_headline(md, summary);
+  append_verdicts(md, summary.total);
+  append_levels(md, summary);
+  append_cases(md, summary);
+  if (info.machine.is_object() && !info.machine.empty()) {
+    md += "## Machine\n\n| Property | Value |\n|---|---|\n";
+    flatten_machine(info.machine, "", md);
+    md += "\n";
+  }
+  return md;
+}
+
+}  // namespace kgym::report

@@ -1,0 +1,110 @@
+// The Markdown and plain-text reporters.
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "report/report_test_util.h"
+#include "report/summary.h"
+#include "util/text_cells.h"
+
+namespace kgym::report {
+namespace {
+
+using testing::make_result;
+
+Summary sample_summary() {
+  return summarize(
+      {
+          make_result("level1/1_Square_matrix_multiplication_", Verdict::kPass, 1.5),
+          make_result("level1/19_ReLU", Verdict::kFailCorrectness, std::nullopt,
+                      "output 0 differs | max abs err 0.5\nsecond line"),
+          make_result("level2/7_Conv", Verdict::kPass, 0.5),
+      },
+      {"level2/8_Pool"});
+}
+
+RunInfo sample_info() {
+  RunInfo info;
+  info.run_dir = "/runs/2025-01-31_120000";
+  info.started_at_iso = "2025-01-31T12:00:00Z";
+  info.backend = "cpu";
+  info.mode = "performance";
+  info.status = "interrupted";
+  info.machine = {{"cpu", {{"model", "Test CPU"}, {"cores", 8}}}, {"torch", "2.1.0"}};
+  return info;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(SummaryMarkdown, HeadlineAndTables) {
+  std::string md = summary_markdown(sample_summary(), sample_info());
+  EXPECT_TRUE(contains(md, "# kgym run summary\n"));
+  EXPECT_TRUE(contains(md,
+                       "| Cases | Pass | Correctness rate | fast_1 | fast_1.5 | fast_2 | Geomean speedup |\n"
+                       "|---:|---:|---:|---:|---:|---:|---:|\n"
+                       "| 4 | 2 | 50.0% | 1 (25.0%) | 0 (0.0%) | 0 (0.0%) | 0.87\u00d7 over 2 cases |\n"));
+  EXPECT_TRUE(contains(md, "**1 of 4 cases did not run**"));
+  EXPECT_TRUE(contains(md, "| pass | 2 |\n| fail_correctness | 1 |\n| not run | 1 |\n"));
+  EXPECT_TRUE(contains(md, "| level1 | 2 | 1 | 1 | 0 | 50.0% |\n| level2 | 2 | 1 | 0 | 1 | 50.0% |\n"));
+  EXPECT_TRUE(contains(
+      md, "| `level1/1_Square_matrix_multiplication_` | **pass** | 1.50\u00d7 | 2.000 | 1.333 |  |\n"));
+  // Pipes are escaped and the reason is kept on one line.
+  EXPECT_TRUE(contains(md,
+                       "| `level1/19_ReLU` | fail_correctness | \u2014 | \u2014 | \u2014 | "
+                       "output 0 differs \\| max abs err 0.5 second line |\n"));
+  EXPECT_TRUE(contains(md, "| `level2/8_Pool` | not run |"));
+  EXPECT_TRUE(contains(md, "| cpu.model | Test CPU |\n"));
+  EXPECT_FALSE(contains(md, "{\""));  // no raw JSON
+}
+
+TEST(SummaryMarkdown, LongReasonsAreCut) {
+  Summary s = summarize({make_result("level1/1_A", Verdict::kCrash, std::nullopt, std::string(500, 'x'))});
+  std::string md = summary_markdown(s, RunInfo{});
+  EXPECT_TRUE(contains(md, std::string(99, 'x') + "\u2026 |"));
+  EXPECT_FALSE(contains(md, std::string(101, 'x')));
+}
+
+TEST(SummaryTable, RowsAlignedAndWithinWidth) {
+  std::string table = summary_table(sample_summary(), 120);
+  std::vector<std::string> lines = lines_of(table);
+  for (const std::string& line : lines) EXPECT_LE(util::display_width(line), 120u) << line;
+  EXPECT_FALSE(contains(table, "\x1b"));
+  ASSERT_GE(lines.size(), 9u);
+  EXPECT_EQ(lines[0],
+            "cases 4  pass 2  correctness 50.0%  fast_1 1 (25.0%)  fast_1.5 0 (0.0%)  fast_2 0 (0.0%)  "
+            "geomean 0.87\u00d7 over 2");
+  EXPECT_EQ(lines[1], "pass 2  fail_correctness 1  not run 1");
+  EXPECT_EQ(lines[2], "1 case(s) did not run; they are not counted as passed.");
+  EXPECT_EQ(
+      lines[4],
+      "CASE                                    VERDICT             SPEEDUP     REF MS    CAND MS  REASON");
+  EXPECT_EQ(lines[5],
+            "level1/1_Square_matrix_multiplication_  pass                  1.50\u00d7      2.000      1.333");
+  EXPECT_EQ(lines[6],
+            "level1/19_ReLU                          fail_correctness          \u2014          \u2014        "
+            "  \u2014  "
+            "output 0 differs | max abs e\u2026");
+  EXPECT_EQ(lines[7],
+            "level2/7_Conv                           pass                  0.50\u00d7      2.000      4.000");
+  EXPECT_EQ(lines[8].substr(0, 13), "level2/8_Pool");
+}
+
+TEST(SummaryTable, NarrowWidthDropsColumnsNotRows) {
+  std::string table = summary_table(sample_summary(), 40);
+  std::vector<std::string> lines = lines_of(table);
+  for (const std::string& line : lines) EXPECT_LE(util::display_width(line), 40u) << line;
+  EXPECT_TRUE(contains(table, "level2/8_Pool"));
+  EXPECT_FALSE(contains(table, "REF MS"));
+}
+
+}  // namespace
+}  // namespace kgym::report

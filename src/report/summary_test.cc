@@ -1,0 +1,143 @@
+#include "report/summary.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "report/case_order.h"
+#include "report/report_test_util.h"
+
+namespace kgym::report {
+namespace {
+
+using testing::make_result;
+
+// Six finished cases over two levels plus two selected cases that never ran.
+Summary sample_summary() {
+  std::vector<CaseResult> results = {
+      make_result("level1/10_Mul", Verdict::kPass, 2.5),
+      make_result("level1/2_Add", Verdict::kPass, 1.2),
+      make_result("level1/3_Sub", Verdict::kPass),  // correctness mode: no speedup
+      make_result("level1/4_Div", Verdict::kFailCorrectness, std::nullopt, "max abs err 0.5"),
+      make_result("level2/1_Conv", Verdict::kPass, 0.8),
+      make_result("level2/2_Gemm", Verdict::kTimeout),
+  };
+  return summarize(results, {"level1/2_Add", "level2/3_Pool", "level10/1_Big"});
+}
+
+TEST(Summarize, CountsEverySelectedCase) {
+  Summary s = sample_summary();
+  EXPECT_EQ(s.total.selected, 8);
+  EXPECT_EQ(s.total.finished, 6);
+  EXPECT_EQ(s.total.not_run, 2);
+  EXPECT_EQ(s.total.passed(), 4);
+  EXPECT_EQ(s.total.count(Verdict::kFailCorrectness), 1);
+  EXPECT_EQ(s.total.count(Verdict::kTimeout), 1);
+  EXPECT_EQ(s.total.count(Verdict::kCrash), 0);
+  ASSERT_TRUE(s.total.correctness_rate());
+  EXPECT_DOUBLE_EQ(*s.total.correctness_rate(), 4.0 / 8.0);  // not-run cases are in the denominator
+}
+
+TEST(Summarize, FastPCountsOnlyPassingCasesAboveThreshold) {
+  Summary s = sample_summary();
+  ASSERT_EQ(s.fast_p.size(), 4u);
+  EXPECT_EQ(s.fast_p[0].threshold, 0.0);
+  EXPECT_EQ(s.fast_p[0].count, 4);  // every passing case, with or without speedup
+  EXPECT_EQ(s.fast_p[1].count, 2);  // 2.5 and 1.2
+  EXPECT_EQ(s.fast_p[2].count, 1);  // 2.5
+  EXPECT_EQ(s.fast_p[3].count, 1);
+  EXPECT_DOUBLE_EQ(*s.fast_p[1].rate, 2.0 / 8.0);
+}
+
+TEST(Summarize, GeomeanOverPassingCasesWithSpeedup) {
+  Summary s = sample_summary();
+  ASSERT_TRUE(s.geomean_speedup);
+  EXPECT_NEAR(*s.geomean_speedup, std::cbrt(2.5 * 1.2 * 0.8), 1e-12);
+  EXPECT_EQ(s.speedup_cases, 3);
+  EXPECT_EQ(s.faster_with_confidence, 2);  // CI of 0.8 is [0.72, 0.88]
+}
+
+TEST(Summarize, NotRunCasesAreRowsWithoutVerdict) {
+  Summary s = sample_summary();
+  ASSERT_EQ(s.cases.size(), 8u);
+  std::vector<std::string> ids;
+  for (const CaseRow& row : s.cases) ids.push_back(row.case_id);
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"level1/2_Add", "level1/3_Sub", "level1/4_Div", "level1/10_Mul",
+                                      "level2/1_Conv", "level2/2_Gemm", "level2/3_Pool", "level10/1_Big"}));
+  const CaseRow& pool = s.cases[6];
+  EXPECT_FALSE(pool.verdict);
+  EXPECT_FALSE(pool.speedup);
+  EXPECT_NE(pool.reason.find("not run"), std::string::npos);
+}
+
+TEST(Summarize, PerLevelInNaturalOrder) {
+  Summary s = sample_summary();
+  ASSERT_EQ(s.levels.size(), 3u);
+  EXPECT_EQ(s.levels[0].level, "level1");
+  EXPECT_EQ(s.levels[1].level, "level2");
+  EXPECT_EQ(s.levels[2].level, "level10");
+  EXPECT_EQ(s.levels[0].tally.selected, 4);
+  EXPECT_DOUBLE_EQ(*s.levels[0].tally.correctness_rate(), 0.75);
+  EXPECT_EQ(s.levels[1].tally.not_run, 1);
+  EXPECT_DOUBLE_EQ(*s.levels[1].tally.correctness_rate(), 1.0 / 3.0);
+  EXPECT_EQ(s.levels[2].tally.passed(), 0);
+  EXPECT_DOUBLE_EQ(*s.levels[2].tally.correctness_rate(), 0.0);
+}
+
+TEST(Summarize, EmptyRunHasNoRatesNotZero) {
+  Summary s = summarize({});
+  EXPECT_EQ(s.total.selected, 0);
+  EXPECT_FALSE(s.total.correctness_rate());
+  EXPECT_FALSE(s.geomean_speedup);
+  for (const FastP& f : s.fast_p) EXPECT_FALSE(f.rate);
+}
+
+TEST(Summarize, LastResultForAnIdWins) {
+  Summary s =
+      summarize({make_result("level1/1_A", Verdict::kCrash), make_result("level1/1_A", Verdict::kPass, 3.0)});
+  EXPECT_EQ(s.total.selected, 1);
+  EXPECT_EQ(s.total.passed(), 1);
+}
+
+TEST(SummaryJson, AbsentValuesAreNull) {
+  RunInfo info;
+  info.run_dir = "/runs/r1";
+  info.status = "interrupted";
+  nlohmann::json j = summary_json(sample_summary(), info);
+  EXPECT_EQ(j["schema_version"], kSummarySchemaVersion);
+  EXPECT_TRUE(j["run"]["started_at"].is_null());
+  EXPECT_TRUE(j["run"]["backend"].is_null());
+  EXPECT_TRUE(j["run"]["machine"].is_null());
+  EXPECT_EQ(j["totals"]["not_run"], 2);
+  EXPECT_EQ(j["totals"]["verdicts"]["pass"], 4);
+  EXPECT_EQ(j["totals"]["verdicts"]["crash"], 0);
+  EXPECT_EQ(j["totals"]["fast_p"][2]["p"], 1.5);
+  EXPECT_EQ(j["totals"]["fast_p"][2]["count"], 1);
+
+  const nlohmann::json& sub = j["cases"][1];  // level1/3_Sub: passed, no timing
+  EXPECT_EQ(sub["verdict"], "pass");
+  EXPECT_TRUE(sub["speedup"].is_null());
+  EXPECT_TRUE(sub["reference_ms"].is_null());
+  EXPECT_TRUE(sub["speedup_ci95"].is_null());
+  const nlohmann::json& pool = j["cases"][6];
+  EXPECT_EQ(pool["status"], "not_run");
+  EXPECT_TRUE(pool["verdict"].is_null());
+
+  nlohmann::json empty = summary_json(summarize({}), info);
+  EXPECT_TRUE(empty["totals"]["correctness_rate"].is_null());
+  EXPECT_TRUE(empty["totals"]["geomean_speedup"].is_null());
+  EXPECT_TRUE(empty["totals"]["fast_p"][1]["rate"].is_null());
+}
+
+TEST(CaseOrder, LevelsAndNumbersCompareNaturally) {
+  EXPECT_TRUE(case_id_less("level1/2_B", "level1/10_A"));
+  EXPECT_TRUE(case_id_less("level2/99_Z", "level10/1_A"));
+  EXPECT_TRUE(case_id_less("level1/33_Gemm_Scale_BatchNorm", "level1/39_Gemm_Scale_BatchNorm"));
+  EXPECT_FALSE(case_id_less("level1/1_A", "level1/1_A"));
+  EXPECT_TRUE(natural_less("a01", "a1") != natural_less("a1", "a01"));
+  EXPECT_EQ(level_of("pto_case/3_X"), "pto_case");
+}
+
+}  // namespace
+}  // namespace kgym::report
