@@ -254,7 +254,7 @@ TEST_F(BundledConfigTest, BundledDefaultLoads) {
   EXPECT_EQ(config->verifier.timeout, std::chrono::seconds(300));
   EXPECT_EQ(config->verifier.call_timeout, std::chrono::seconds(10));
   EXPECT_EQ(config->concurrency, 2);
-  EXPECT_EQ(config->devices, std::vector<std::string>{"all"});
+  EXPECT_EQ(config->devices, (std::vector<std::string>{"0", "1"}));
 }
 
 TEST_F(BundledConfigTest, CommandAgentExampleLoads) {
