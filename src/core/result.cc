@@ -1,21 +1,14 @@
 #include "core/result.h"
 
+#include "util/json_optional.h"
+
 namespace kgym {
 namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-std::optional<T> get_opt(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
+using util::optional_at;
+using util::optional_json;
 
 json interval_json(const std::optional<Interval>& i) {
   return i ? json::array({i->lo, i->hi}) : json(nullptr);
@@ -73,10 +66,10 @@ json to_json(const CaseResult& r) {
   j["correctness"] = {{"trials", c.trials},
                       {"trials_passed", c.trials_passed},
                       {"shapes", c.shapes},
-                      {"max_abs_err", opt(c.max_abs_err)},
-                      {"max_rel_err", opt(c.max_rel_err)},
-                      {"failed_output", opt(c.failed_output)},
-                      {"failed_trial", opt(c.failed_trial)},
+                      {"max_abs_err", optional_json(c.max_abs_err)},
+                      {"max_rel_err", optional_json(c.max_rel_err)},
+                      {"failed_output", optional_json(c.failed_output)},
+                      {"failed_trial", optional_json(c.failed_trial)},
                       {"seeds", c.seeds}};
   if (r.performance) {
     const Performance& p = *r.performance;
@@ -92,19 +85,19 @@ json to_json(const CaseResult& r) {
   if (r.generation) {
     const Generation& g = *r.generation;
     j["generation"] = {{"outcome", g.outcome},
-                       {"exit_code", opt(g.exit_code)},
-                       {"duration_s", opt(g.duration_s)},
+                       {"exit_code", optional_json(g.exit_code)},
+                       {"duration_s", optional_json(g.duration_s)},
                        {"agent", g.agent},
-                       {"model", opt(g.model)},
-                       {"tokens", {{"in", opt(g.tokens_in)}, {"out", opt(g.tokens_out)}}},
-                       {"cost", opt(g.cost)}};
+                       {"model", optional_json(g.model)},
+                       {"tokens", {{"in", optional_json(g.tokens_in)}, {"out", optional_json(g.tokens_out)}}},
+                       {"cost", optional_json(g.cost)}};
   } else {
     j["generation"] = nullptr;
   }
-  j["timings"] = {{"generate_s", opt(r.timings.generate_s)},
-                  {"compile_s", opt(r.timings.compile_s)},
-                  {"verify_s", opt(r.timings.verify_s)},
-                  {"total_s", opt(r.timings.total_s)}};
+  j["timings"] = {{"generate_s", optional_json(r.timings.generate_s)},
+                  {"compile_s", optional_json(r.timings.compile_s)},
+                  {"verify_s", optional_json(r.timings.verify_s)},
+                  {"total_s", optional_json(r.timings.total_s)}};
   return j;
 }
 
@@ -127,10 +120,10 @@ CaseResult result_from_json(const json& j) {
     r.correctness.trials = c.value("trials", 0);
     r.correctness.trials_passed = c.value("trials_passed", 0);
     r.correctness.shapes = c.value("shapes", std::vector<std::string>{});
-    r.correctness.max_abs_err = get_opt<double>(c, "max_abs_err");
-    r.correctness.max_rel_err = get_opt<double>(c, "max_rel_err");
-    r.correctness.failed_output = get_opt<int>(c, "failed_output");
-    r.correctness.failed_trial = get_opt<int>(c, "failed_trial");
+    r.correctness.max_abs_err = optional_at<double>(c, "max_abs_err");
+    r.correctness.max_rel_err = optional_at<double>(c, "max_rel_err");
+    r.correctness.failed_output = optional_at<int>(c, "failed_output");
+    r.correctness.failed_trial = optional_at<int>(c, "failed_trial");
     r.correctness.seeds = c.value("seeds", std::vector<std::uint64_t>{});
   }
   if (auto it = j.find("performance"); it != j.end() && !it->is_null()) {
@@ -149,22 +142,22 @@ CaseResult result_from_json(const json& j) {
     const json& g = *it;
     Generation gen;
     gen.outcome = g.value("outcome", "ok");
-    gen.exit_code = get_opt<int>(g, "exit_code");
-    gen.duration_s = get_opt<double>(g, "duration_s");
+    gen.exit_code = optional_at<int>(g, "exit_code");
+    gen.duration_s = optional_at<double>(g, "duration_s");
     gen.agent = g.value("agent", "");
-    gen.model = get_opt<std::string>(g, "model");
+    gen.model = optional_at<std::string>(g, "model");
     if (auto t = g.find("tokens"); t != g.end() && t->is_object()) {
-      gen.tokens_in = get_opt<std::int64_t>(*t, "in");
-      gen.tokens_out = get_opt<std::int64_t>(*t, "out");
+      gen.tokens_in = optional_at<std::int64_t>(*t, "in");
+      gen.tokens_out = optional_at<std::int64_t>(*t, "out");
     }
-    gen.cost = get_opt<double>(g, "cost");
+    gen.cost = optional_at<double>(g, "cost");
     r.generation = gen;
   }
   if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {
-    r.timings.generate_s = get_opt<double>(*it, "generate_s");
-    r.timings.compile_s = get_opt<double>(*it, "compile_s");
-    r.timings.verify_s = get_opt<double>(*it, "verify_s");
-    r.timings.total_s = get_opt<double>(*it, "total_s");
+    r.timings.generate_s = optional_at<double>(*it, "generate_s");
+    r.timings.compile_s = optional_at<double>(*it, "compile_s");
+    r.timings.verify_s = optional_at<double>(*it, "verify_s");
+    r.timings.total_s = optional_at<double>(*it, "total_s");
   }
   return r;
 }

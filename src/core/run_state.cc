@@ -1,5 +1,7 @@
 #include "core/run_state.h"
 
+#include "util/json_optional.h"
+
 #include <fmt/format.h>
 
 namespace kgym {
@@ -7,30 +9,21 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-std::optional<T> get_opt(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
+using util::optional_at;
+using util::optional_json;
 
 json case_json(const CaseState& c) {
   return {{"id", c.id},
           {"phase", c.phase},
           {"stage", c.stage},
           {"attempt", c.attempt},
-          {"pid", opt(c.pid)},
-          {"device", opt(c.device)},
-          {"started_at", opt(c.started_at)},
-          {"phase_started_at", opt(c.phase_started_at)},
-          {"finished_at", opt(c.finished_at)},
-          {"verdict", opt(c.verdict)},
-          {"speedup", opt(c.speedup)},
+          {"pid", optional_json(c.pid)},
+          {"device", optional_json(c.device)},
+          {"started_at", optional_json(c.started_at)},
+          {"phase_started_at", optional_json(c.phase_started_at)},
+          {"finished_at", optional_json(c.finished_at)},
+          {"verdict", optional_json(c.verdict)},
+          {"speedup", optional_json(c.speedup)},
           {"reason", c.reason}};
 }
 
@@ -40,13 +33,13 @@ CaseState case_from(const json& j) {
   c.phase = j.value("phase", "pending");
   c.stage = j.value("stage", "");
   c.attempt = j.value("attempt", 0);
-  c.pid = get_opt<int>(j, "pid");
-  c.device = get_opt<std::string>(j, "device");
-  c.started_at = get_opt<double>(j, "started_at");
-  c.phase_started_at = get_opt<double>(j, "phase_started_at");
-  c.finished_at = get_opt<double>(j, "finished_at");
-  c.verdict = get_opt<std::string>(j, "verdict");
-  c.speedup = get_opt<double>(j, "speedup");
+  c.pid = optional_at<int>(j, "pid");
+  c.device = optional_at<std::string>(j, "device");
+  c.started_at = optional_at<double>(j, "started_at");
+  c.phase_started_at = optional_at<double>(j, "phase_started_at");
+  c.finished_at = optional_at<double>(j, "finished_at");
+  c.verdict = optional_at<std::string>(j, "verdict");
+  c.speedup = optional_at<double>(j, "speedup");
   c.reason = j.value("reason", "");
   return c;
 }

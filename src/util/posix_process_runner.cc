@@ -1,9 +1,7 @@
 #include "util/posix_process_runner.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,51 +11,18 @@
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "util/spawn.h"
 
 namespace kgym::util {
 namespace {
 
 int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    std::string key(entry.substr(0, entry.find('=')));
-    if (!overrides.contains(key)) env.emplace_back(entry);
-  }
-  for (const auto& [key, value] : overrides) env.push_back(key + "=" + value);
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& items) {
-  std::vector<char*> out;
-  out.reserve(items.size() + 1);
-  for (auto& s : items) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// RAII for the posix_spawn attribute and file-action objects.
-struct SpawnSetup {
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  SpawnSetup() {
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_init(&actions);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-};
-
 }  // namespace
 
 std::string ProcessExit::describe() const {
   if (kind == Kind::kExited) return fmt::format("exit {}", code);
-  return fmt::format("signal {} ({})", code, ::strsignal(code));
+  return "signal " + describe_signal(code);
 }
 
 PosixProcessRunner::~PosixProcessRunner() {
@@ -68,47 +33,23 @@ PosixProcessRunner::~PosixProcessRunner() {
 std::expected<int, std::string> PosixProcessRunner::start(Id id, const ProcessSpec& spec) {
   if (spec.argv.empty()) return std::unexpected("empty command line");
   if (children_.contains(id)) return std::unexpected(fmt::format("child id {} is already running", id));
-  SpawnSetup setup;
-  sigset_t default_signals;
-  sigemptyset(&default_signals);
-  sigaddset(&default_signals, SIGINT);
-  sigaddset(&default_signals, SIGTERM);
-  sigaddset(&default_signals, SIGPIPE);
-  sigaddset(&default_signals, SIGCHLD);
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  posix_spawnattr_setsigdefault(&setup.attr, &default_signals);
-  posix_spawnattr_setsigmask(&setup.attr, &no_signals);
-  posix_spawnattr_setpgroup(&setup.attr, 0);  // its own process group
-  posix_spawnattr_setflags(&setup.attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-  std::string log = spec.log_file.empty() ? std::string("/dev/null") : spec.log_file.string();
-  posix_spawn_file_actions_addopen(&setup.actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&setup.actions, 1, 2);
-  std::string cwd = spec.cwd.string();
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&setup.actions, cwd.c_str());
-
-  std::vector<std::string> argv_storage = spec.argv;
-  std::vector<std::string> env_storage = merged_environment(spec.env);
-  std::vector<char*> argv = c_strings(argv_storage);
-  std::vector<char*> envp = c_strings(env_storage);
-  pid_t pid = -1;
-  int err = ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
-  if (err != 0)
-    return std::unexpected(fmt::format("cannot start '{}': {}", spec.argv[0], std::strerror(err)));
+  std::vector<std::string> overrides;
+  for (const auto& [key, value] : spec.env) overrides.push_back(key + "=" + value);
+  auto pid =
+      spawn_in_new_group(SpawnSpec{spec.argv, environment_with(overrides), spec.cwd, spec.log_file, {}});
+  if (!pid) return std::unexpected(pid.error());
 
   Child child;
-  child.pid = pid;
-  child.pidfd = UniqueFd(pidfd_open(pid));
+  child.pid = *pid;
+  child.pidfd = UniqueFd(pidfd_open(*pid));
   child.started = clock_.now();
   if (!child.pidfd) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    ::kill(-*pid, SIGKILL);
+    ::waitpid(*pid, nullptr, 0);
     return std::unexpected(fmt::format("pidfd_open failed: {}", std::strerror(errno)));
   }
   children_.emplace(id, std::move(child));
-  return pid;
+  return *pid;
 }
 
 void PosixProcessRunner::terminate(Id id, std::chrono::milliseconds grace) {

@@ -3,42 +3,21 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "util/unique_fd.h"
 
-extern char** environ;
-
 namespace kgym::verify {
 namespace {
 
 constexpr auto kPollStep = std::chrono::milliseconds(5);
-
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    default: return nullptr;
-  }
-}
 
 ChildExit exit_from_status(int status) {
   ChildExit e;
@@ -52,72 +31,16 @@ ChildExit exit_from_status(int status) {
   return e;
 }
 
-std::vector<char*> c_strings(const std::vector<std::string>& items) {
-  std::vector<char*> out;
-  for (const auto& s : items) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 }  // namespace
 
 std::string ChildExit::describe() const {
-  if (!signaled) return fmt::format("exit code {}", code);
-  const char* name = signal_name(code);
-  std::string text = name ? fmt::format("signal {} ({})", name, strsignal(code))
-                          : fmt::format("signal {} ({})", code, strsignal(code));
-  return text;
-}
-
-std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
-  std::map<std::string, std::string> vars;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    vars[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
-  }
-  for (const auto& item : overrides) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos) continue;
-    vars[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  std::vector<std::string> out;
-  for (const auto& [name, value] : vars) out.push_back(name + "=" + value);
-  return out;
+  return signaled ? "signal " + util::describe_signal(code) : fmt::format("exit code {}", code);
 }
 
 std::expected<ChildProcess, std::string> ChildProcess::spawn(const ChildSpec& spec) {
-  if (spec.argv.empty()) return std::unexpected("empty command");
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::string log = spec.log_path.empty() ? std::string("/dev/null") : spec.log_path.string();
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  for (auto [child_fd, parent_fd] : spec.fd_map) {
-    posix_spawn_file_actions_adddup2(&actions, parent_fd, child_fd);
-  }
-  std::string cwd = spec.cwd.string();
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  // Own process group, default signal dispositions and an empty mask.
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  auto argv = c_strings(spec.argv);
-  auto envp = c_strings(spec.env);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return std::unexpected(fmt::format("cannot start {}: {}", spec.argv[0], std::strerror(rc)));
-  return ChildProcess(pid);
+  auto pid = util::spawn_in_new_group(spec);
+  if (!pid) return std::unexpected(pid.error());
+  return ChildProcess(*pid);
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept

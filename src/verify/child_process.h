@@ -14,20 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "util/spawn.h"
+
 namespace kgym::verify {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
-struct ChildSpec {
-  std::vector<std::string> argv;  // argv[0] is an absolute path or found on PATH
-  std::vector<std::string> env;   // complete environment, "NAME=VALUE"
-  std::filesystem::path cwd;      // empty = inherit
-  // Where stdout+stderr go: appended to this file; empty = /dev/null.
-  std::filesystem::path log_path;
-  // Child fd number <- parent fd (the parent keeps ownership of its fd).
-  std::vector<std::pair<int, int>> fd_map;
-};
+using ChildSpec = util::SpawnSpec;
+using util::environment_with;
 
 // How a child ended.
 struct ChildExit {
@@ -37,10 +32,6 @@ struct ChildExit {
   // "exit code 3" / "signal SIGSEGV (segmentation fault)"
   std::string describe() const;
 };
-
-// The current environment with `overrides` ("NAME=VALUE") replacing or
-// adding entries.
-std::vector<std::string> environment_with(const std::vector<std::string>& overrides);
 
 class ChildProcess {
  public:
