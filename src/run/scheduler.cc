@@ -127,6 +127,7 @@ void Scheduler::start_case(std::size_t i) {
   CaseRun& run = runs_[i];
   run.stage = CaseRun::Stage::kActive;
   run.started = clock_.now();
+  store_.case_state(i).attempt = 1;  // workflows with re-prompted stages count up from here
   // A resumed case whose candidate was generated but not verified goes
   // straight to verification.
   if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
