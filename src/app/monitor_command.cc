@@ -2,6 +2,7 @@
 // from its state.json.
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ namespace {
 struct MonitorArgs {
   std::string state_dir;
   bool once = false;
-  double interval_s = 1.0;
+  std::optional<double> interval_s;  // default: the run's monitor.poll_sec
 };
 
 int run_monitor_command(const MonitorArgs& args) {
@@ -22,7 +23,13 @@ int run_monitor_command(const MonitorArgs& args) {
   if (args.once) return monitor::print_one_frame(state_file, stdout, stderr);
   monitor::MonitorOptions options;
   options.state_file = state_file;
-  options.interval = std::chrono::milliseconds(static_cast<long long>(args.interval_s * 1000));
+  double interval_s = 1.0;
+  if (args.interval_s) {
+    interval_s = *args.interval_s;
+  } else if (auto state = monitor::read_state(state_file); state && state->monitor_poll_sec > 0) {
+    interval_s = state->monitor_poll_sec;
+  }
+  options.interval = std::chrono::milliseconds(static_cast<long long>(interval_s * 1000));
   switch (monitor::run_monitor(options)) {
     case monitor::MonitorEnd::kRunEnded: return kExitOk;
     case monitor::MonitorEnd::kQuit: return kExitOk;
@@ -40,9 +47,8 @@ Command add_monitor_command(CLI::App& root) {
       root.add_subcommand("monitor", "Show the live state of a run (reads RUN_DIR/state.json only)");
   app->add_option("STATE_DIR", args->state_dir, "Run directory, or the path of its state.json")->required();
   app->add_flag("--once", args->once, "Print one frame and exit (2 if the state cannot be read)");
-  app->add_option("--interval", args->interval_s, "Seconds between redraws")
-      ->check(CLI::Range(0.1, 3600.0))
-      ->default_val(1.0);
+  app->add_option("--interval", args->interval_s, "Seconds between redraws (default: the run's monitor.poll_sec)")
+      ->check(CLI::Range(0.1, 3600.0));
   return {app, [args] { return run_monitor_command(*args); }};
 }
 

@@ -35,6 +35,7 @@ struct RunState {
   int harness_pid = 0;
   double started_at = 0;
   double updated_at = 0;
+  double monitor_poll_sec = 1.0;  // the run's monitor.poll_sec: how often a monitor rereads this file
   std::vector<CaseState> cases;
 };
 
