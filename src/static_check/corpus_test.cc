@@ -1,0 +1,112 @@
+// The exploit corpus (tests/exploits/) and the bundled sample solutions run
+// through the static checks: every exploit is caught by the rule its
+// docstring names, every honest candidate has no fatal finding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "static_check/python_tokenizer.h"
+#include "static_check/rules.h"
+
+namespace kgym::static_check {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// First line of the module docstring, trimmed.
+std::string docstring_head(const std::string& source) {
+  for (const Token& t : tokenize_python(source).tokens) {
+    if (t.kind != TokenKind::kString) continue;
+    std::string body(split_string_token(t.text).body);
+    return body.substr(0, body.find('\n'));
+  }
+  return "";
+}
+
+std::vector<fs::path> python_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".py") out.push_back(e.path());
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+std::string describe(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings)
+    out += "\n  " + f.rule + " " + f.severity + " " + f.evidence() + ": " + f.message;
+  return out;
+}
+
+const fs::path kSource = KGYM_SOURCE_DIR;
+
+TEST(ExploitCorpus, EveryStaticExploitIsCaughtByItsRule) {
+  auto files = python_files(kSource / "tests/exploits/static");
+  ASSERT_GE(files.size(), 11u);
+  std::set<std::string> rules_covered;
+  for (const auto& file : files) {
+    std::string source = read(file);
+    std::string head = docstring_head(source);
+    std::string rule = head.substr(0, head.find(':'));
+    ASSERT_TRUE(rule.starts_with("static.")) << file << ": docstring must start with the rule id";
+    auto findings = check_candidate(source, file.filename().string(), {});
+    bool caught =
+        std::ranges::any_of(findings, [&](const Finding& f) { return f.rule == rule && f.fatal(); });
+    EXPECT_TRUE(caught) << file << " is not caught by " << rule << describe(findings);
+    rules_covered.insert(rule);
+  }
+  for (std::string rule :
+       {"static.no_model_new", "static.no_kernel", "static.reference_import", "static.try_fallback",
+        "static.monkeypatch", "static.concurrency", "static.introspection", "static.file_access",
+        "static.env_switch", "static.precision_downgrade", "static.cpp_library_call"}) {
+    EXPECT_TRUE(rules_covered.contains(rule)) << "no exploit in the corpus for " << rule;
+  }
+}
+
+TEST(ExploitCorpus, HonestCandidatesHaveNoFatalFinding) {
+  auto files = python_files(kSource / "tests/exploits/honest");
+  ASSERT_GE(files.size(), 5u);
+  for (const auto& file : files) {
+    std::string source = read(file);
+    ASSERT_TRUE(docstring_head(source).starts_with("honest")) << file;
+    auto findings = check_candidate(source, file.filename().string(), {});
+    EXPECT_EQ(first_fatal(findings), nullptr) << file << describe(findings);
+  }
+}
+
+TEST(ExploitCorpus, SampleSolutions) {
+  auto files = python_files(kSource / "data/sample/solutions");
+  ASSERT_EQ(files.size(), 9u);
+  for (const auto& file : files) {
+    auto findings = check_candidate(read(file), "model_new.py", {});
+    if (file.parent_path().filename() == "2_LeakyReLU") {
+      const Finding* f = first_fatal(findings);
+      ASSERT_NE(f, nullptr);
+      EXPECT_EQ(f->rule, "static.no_kernel");
+      EXPECT_EQ(f->evidence(), "model_new.py:12: torch.nn.functional.leaky_relu");
+    } else {
+      EXPECT_EQ(first_fatal(findings), nullptr) << file << describe(findings);
+    }
+  }
+}
+
+TEST(ExploitCorpus, SampleProblemsAreFloat32) {
+  for (const auto& file : python_files(kSource / "data/sample/level1")) {
+    EXPECT_EQ(problem_dtypes(read(file)), std::vector<std::string>{"float32"}) << file;
+  }
+}
+
+}  // namespace
+}  // namespace kgym::static_check

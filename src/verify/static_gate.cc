@@ -1,0 +1,30 @@
+#include "verify/static_gate.h"
+
+#include <fmt/format.h>
+
+#include "static_check/rules.h"
+#include "util/fs.h"
+
+namespace kgym::verify {
+
+StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
+                                 const std::string& backend) {
+  StaticGateResult gate;
+  auto source = util::read_file(candidate);
+  if (!source) return gate;
+  static_check::CheckOptions options;
+  options.backend = backend;
+  if (auto problem_source = util::read_file(problem)) {
+    options.input_dtypes = options.output_dtypes = static_check::problem_dtypes(*problem_source);
+  }
+  auto findings = static_check::check_candidate(*source, candidate.filename().string(), options);
+  for (const auto& f : findings) gate.findings.push_back({f.rule, f.severity, f.evidence(), f.message});
+  if (const auto* fatal = static_check::first_fatal(findings)) {
+    gate.cheat = CheatFinding{fatal->rule, "static", fatal->evidence()};
+    std::string where = fatal->line > 0 ? fmt::format("{}:{}", fatal->file, fatal->line) : fatal->file;
+    gate.reason = fmt::format("{} — {}: {}", fatal->rule, where, fatal->message);
+  }
+  return gate;
+}
+
+}  // namespace kgym::verify

@@ -1,0 +1,26 @@
+#pragma once
+// The static anti-cheat gate of a verification (DESIGN.md "Trust model" 7):
+// the candidate's source is checked before any worker starts; a fatal
+// finding ends the verification with fail_cheat, warnings are recorded.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace kgym::verify {
+
+struct StaticGateResult {
+  std::vector<StaticFinding> findings;  // every finding, fatal ones first
+  std::optional<CheatFinding> cheat;    // set when a finding is fatal
+  std::string reason;                   // "static.no_kernel — model_new.py:12: forward calls ..."
+};
+
+// Reads `candidate` and `problem` (the problem only for its dtypes, from its
+// tokens: nothing runs). An unreadable candidate yields no findings; the
+// verification reports that file problem itself.
+StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
+                                 const std::string& backend);
+
+}  // namespace kgym::verify
