@@ -176,12 +176,43 @@ def map_tensors(obj, fn):
     return obj
 
 
+def last_level_cache_bytes():
+    """Size of the largest CPU cache cpu0 reports, or None when unreadable."""
+    largest = None
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            with open(os.path.join(base, entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+        digits = text[:-1] if scale != 1 else text
+        if digits.isdigit():
+            largest = max(largest or 0, int(digits) * scale)
+    return largest
+
+
 class CpuBackend:
+    """Timing on the host: perf_counter_ns around each call.
+
+    Every timed call gets fresh copies of the inputs, made (and, with
+    cache_flush, followed by a cache-evicting write) before its timer starts,
+    so neither the copy nor the flush is measured. Both roles use this path.
+    """
+
     name = "cpu"
 
     def __init__(self, threads, cores):
         import torch
 
+        self.torch = torch
+        self.flush_buffer = None
+        self.flush_value = 0
         self.cores = parse_cores(cores)
         if self.cores is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, self.cores)
@@ -197,19 +228,66 @@ class CpuBackend:
     def synchronize(self):
         pass
 
-    def time_calls(self, fn, warmup, calls):
+    def flush_bytes(self):
+        # Twice the last-level cache, at least 32 MB.
+        return max(2 * (last_level_cache_bytes() or 0), 32 << 20)
+
+    def flush_cache(self):
+        if self.flush_buffer is None:
+            self.flush_buffer = self.to_device(self.torch.empty(self.flush_bytes() // 4, dtype=self.torch.int32))
+        self.flush_value = (self.flush_value + 1) & 0xFF
+        self.flush_buffer.fill_(self.flush_value)
+        self.synchronize()
+
+    def start_timer(self):
+        self.synchronize()
+        return time.perf_counter_ns()
+
+    def stop_timer(self, start):
+        self.synchronize()
+        return time.perf_counter_ns() - start
+
+    def time_calls(self, fn, fresh_inputs, warmup, calls, keep_call=-1, flush=False):
+        """Runs `warmup` untimed then `calls` timed calls of fn(fresh_inputs()).
+
+        Returns (per-call nanoseconds, the output of timed call `keep_call` or
+        None)."""
         for _ in range(warmup):
-            fn()
-        samples = []
-        for _ in range(calls):
-            start = time.perf_counter_ns()
-            fn()
+            fn(fresh_inputs())
             self.synchronize()
-            samples.append(time.perf_counter_ns() - start)
-        return samples
+        samples, kept = [], None
+        for index in range(calls):
+            args = fresh_inputs()
+            if flush:
+                self.flush_cache()
+            start = self.start_timer()
+            output = fn(args)
+            samples.append(self.stop_timer(start))
+            if index == keep_call:
+                kept = output
+            del output, args
+        return samples, kept
+
+    def copy_bandwidth_gbs(self, nbytes=128 << 20, repeats=5):
+        """Best copy rate (bytes read + bytes written per ns) of a buffer far
+        larger than the caches."""
+        torch = self.torch
+        src = self.to_device(torch.ones(nbytes // 4, dtype=torch.float32))
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        best = None
+        for _ in range(repeats):
+            start = self.start_timer()
+            dst.copy_(src)
+            elapsed = self.stop_timer(start)
+            best = elapsed if best is None else min(best, elapsed)
+        return 2 * nbytes / max(best, 1)
 
 
 class CudaBackend(CpuBackend):
+    """Timing with CUDA events recorded on the current stream; the L2 is
+    flushed with a 256 MB memset."""
+
     name = "cuda"
 
     def __init__(self, threads, cores):
@@ -218,7 +296,6 @@ class CudaBackend(CpuBackend):
         if not torch.cuda.is_available():
             raise WorkerError("unsupported", "backend cuda: torch.cuda.is_available() is False on this machine")
         super().__init__(threads, cores)
-        self.torch = torch
 
     def to_device(self, obj):
         return map_tensors(obj, lambda t: t.cuda())
@@ -229,23 +306,28 @@ class CudaBackend(CpuBackend):
     def synchronize(self):
         self.torch.cuda.synchronize()
 
-    def time_calls(self, fn, warmup, calls):
-        torch = self.torch
-        for _ in range(warmup):
-            fn()
+    def flush_bytes(self):
+        return 256 << 20
+
+    def event(self):
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def start_timer(self):
         self.synchronize()
-        samples = []
-        for _ in range(calls):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            self.synchronize()
-            samples.append(int(start.elapsed_time(end) * 1e6))
-        return samples
+        start, end = self.event(), self.event()
+        start.record()
+        return start, end
+
+    def stop_timer(self, timer):
+        start, end = timer
+        end.record()
+        self.synchronize()
+        return int(start.elapsed_time(end) * 1e6)
 
 
-class NpuBackend(CpuBackend):
+class NpuBackend(CudaBackend):
+    """Timing with torch_npu events; same structure as CUDA."""
+
     name = "npu"
 
     def __init__(self, threads, cores):
@@ -253,10 +335,7 @@ class NpuBackend(CpuBackend):
             import torch_npu  # noqa: F401
         except ImportError as exc:
             raise WorkerError("unsupported", f"backend npu needs torch_npu, which cannot be imported: {exc}")
-        import torch
-
-        super().__init__(threads, cores)
-        self.torch = torch
+        CpuBackend.__init__(self, threads, cores)
 
     def to_device(self, obj):
         return map_tensors(obj, lambda t: t.npu())
@@ -266,6 +345,9 @@ class NpuBackend(CpuBackend):
 
     def synchronize(self):
         self.torch.npu.synchronize()
+
+    def event(self):
+        return self.torch.npu.Event(enable_timing=True)
 
 
 BACKENDS = {"cpu": CpuBackend, "cuda": CudaBackend, "npu": NpuBackend}
@@ -418,16 +500,35 @@ class Side:
         )
 
     def op_time(self, header, payloads):
+        """Times `calls` calls on fresh copies of the relayed inputs; with
+        `check_call` >= 0 also returns that timed call's outputs."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
         inputs = self.backend.to_device(load_from(payloads[0]))
+        keep_call = int(header.get("check_call", -1))
+
+        def fresh_inputs():
+            return map_tensors(inputs, lambda t: t.clone())
+
+        import torch
+
+        model = self.model
         try:
-            samples = self.backend.time_calls(
-                lambda: self.forward(inputs), int(header.get("warmup", 0)), int(header["calls"])
-            )
+            # no_grad is entered once, outside the timed window.
+            with torch.no_grad():
+                samples, kept = self.backend.time_calls(
+                    lambda args: model(*args), fresh_inputs, int(header.get("warmup", 0)), int(header["calls"]),
+                    keep_call, bool(header.get("cache_flush", False)),
+                )
+        except WorkerError:
+            raise
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
-        return {"ns": samples}, []
+        if keep_call < 0 or kept is None:
+            return {"ns": samples}, []
+        reply, buffers = self.outputs_reply(flatten_outputs(kept))
+        reply["ns"] = samples
+        return reply, buffers
 
 
 class ReferenceSide(Side):
@@ -461,6 +562,8 @@ class ReferenceSide(Side):
 
         if self.model is None:
             raise WorkerError("protocol", "trial before load")
+        if payloads:  # relayed inputs: this reference stands in for a candidate (A/A checks)
+            return self.outputs_reply(self.run_forward(self.backend.to_device(load_from(payloads[0]))))
         torch.manual_seed(int(header["seed"]))
         try:
             inputs = list(self.problem.get_inputs())
@@ -472,7 +575,10 @@ class ReferenceSide(Side):
         reply["inputs"] = [describe(v) for v in inputs]
         return reply, [blob] + buffers
 
-    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time}
+    def op_bandwidth(self, header, payloads):
+        return {"gbs": self.backend.copy_bandwidth_gbs(), "llc_bytes": last_level_cache_bytes()}, []
+
+    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time, "bandwidth": op_bandwidth}
 
 
 class CandidateSide(Side):

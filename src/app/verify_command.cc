@@ -33,6 +33,7 @@ struct VerifyOptions {
   std::optional<int> timeout_s;
   std::optional<int> call_timeout_s;
   std::string request_file;
+  bool candidate_is_reference = false;
 };
 
 int usage_error(const std::string& message) {
@@ -90,6 +91,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     req.overrides[parsed->first] = parsed->second;
   }
   req.device = o.device;
+  req.candidate_is_reference = o.candidate_is_reference;
   req.run_seed = o.seed ? *o.seed : std::random_device{}() * 0x100000000ULL + std::random_device{}();
   return req;
 }
@@ -152,6 +154,9 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--call-timeout", options->call_timeout_s, "seconds for one worker request (default 60)")
       ->check(CLI::PositiveNumber);
   app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->group("");
+  app->add_flag("--candidate-is-reference", options->candidate_is_reference,
+                "time the candidate file's Model like a reference (A/A timing checks)")
+      ->group("");
   return Command{app, [options] { return run_verify(*options); }};
 }
 

@@ -44,7 +44,8 @@ TEST_F(ConfigTest, WrongTypes) {
       Contains(message, at(8, "verifier.trials") + "expected an integer, found a list; set a whole number"));
   EXPECT_TRUE(Contains(message, at(9, "verifier.timing") +
                                     "expected a mapping of keys, found '5'; write one key per "
-                                    "line; allowed keys: warmup, repetitions, budget_sec"));
+                                    "line; allowed keys: warmup, target_rse, min_samples, "
+                                    "max_repetitions, repetitions, budget_sec, cache_flush"));
   EXPECT_TRUE(Contains(message, at(10, "output") + "expected a mapping of keys, found a list"));
 }
 
@@ -71,6 +72,30 @@ TEST_F(ConfigTest, CallTimeoutLongerThanTimeout) {
   EXPECT_TRUE(
       Contains(error_of(with("verifier:\n  timeout_sec: 30\n  call_timeout_sec: 60\n")),
                at(7, "verifier.call_timeout_sec") + "call_timeout_sec (60) is longer than timeout_sec (30)"));
+}
+
+TEST_F(ConfigTest, TimingKeysAreCheckedTogether) {
+  std::string message = error_of(
+      with("verifier:\n  timing: {target_rse: 0, min_samples: 50, max_repetitions: 20, cache_flush: 2}\n"));
+  EXPECT_TRUE(Contains(message, at(6, "verifier.timing.target_rse") + "0 must be greater than 0; "));
+  EXPECT_TRUE(Contains(
+      message, at(6, "verifier.timing.min_samples") + "min_samples (50) is above max_repetitions (20)"));
+  EXPECT_TRUE(Contains(message, at(6, "verifier.timing.cache_flush") + "expected true or false"));
+  EXPECT_TRUE(Contains(error_of(with("verifier:\n  timing: {repetitions: 5, max_repetitions: 9}\n")),
+                       "repetitions is the old name of max_repetitions"));
+}
+
+TEST_F(ConfigTest, TimingKeysLoad) {
+  auto config =
+      load(with("verifier:\n  timing: {target_rse: 0.02, min_samples: 4, max_repetitions: 40, "
+                "budget_sec: 1.5, cache_flush: true}\n"));
+  ASSERT_TRUE(config) << config.error().message;
+  const TimingConfig& t = config->verifier.timing;
+  EXPECT_EQ(t.target_rse, 0.02);
+  EXPECT_EQ(t.min_samples, 4);
+  EXPECT_EQ(t.max_repetitions, 40);
+  EXPECT_EQ(t.budget, std::chrono::milliseconds(1500));
+  EXPECT_TRUE(t.cache_flush);
 }
 
 TEST_F(ConfigTest, BadEnumValuesSuggestTheNearest) {

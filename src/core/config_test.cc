@@ -96,7 +96,7 @@ TEST_F(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(config->verifier.tolerances.at("float32").rtol, default_tolerance("float32").rtol);  // merged
   EXPECT_EQ(config->verifier.tolerances.at("bfloat16").rtol, 0.05);
   EXPECT_EQ(config->verifier.timing.warmup, 0);
-  EXPECT_EQ(config->verifier.timing.repetitions, 7);
+  EXPECT_EQ(config->verifier.timing.max_repetitions, 7);  // the old key name still loads
   EXPECT_EQ(config->verifier.timing.budget, std::chrono::milliseconds(2500));
   EXPECT_EQ(config->overrides.at("batch_size"), 16);
   EXPECT_EQ(config->overrides.at("dim"), -1);

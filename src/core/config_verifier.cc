@@ -16,7 +16,9 @@ constexpr std::string_view kVerifierKeys[] = {
 constexpr std::string_view kBackends[] = {"cpu", "cuda", "npu"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
 constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
-constexpr std::string_view kTimingKeys[] = {"warmup", "repetitions", "budget_sec"};
+// "repetitions" is the old name of "max_repetitions" and still loads.
+constexpr std::string_view kTimingKeys[] = {"warmup",      "target_rse", "min_samples", "max_repetitions",
+                                            "repetitions", "budget_sec", "cache_flush"};
 // float32 first: it is the nearest match offered for a bare "float".
 constexpr std::string_view kDtypes[] = {"float32",   "float64",    "float16", "bfloat16",
                                         "complex64", "complex128", "int8",    "int16",
@@ -46,14 +48,40 @@ void read_timing(ConfigReader& reader, const Entry& at, TimingConfig& timing) {
             reader.integer(*entry, 0, "set a whole number of untimed calls, 0 or more, e.g. warmup: 3"))
       timing.warmup = static_cast<int>(*value);
   }
-  if (auto entry = fields.get("repetitions")) {
+  if (auto entry = fields.get("target_rse")) {
+    if (auto value = reader.number(
+            *entry, 0, true, "set a fraction greater than 0, e.g. target_rse: 0.01 (1 % of the median)"))
+      timing.target_rse = *value;
+  }
+  if (auto entry = fields.get("min_samples")) {
     if (auto value =
-            reader.integer(*entry, 1, "set a whole number of timed calls, at least 1, e.g. repetitions: 20"))
-      timing.repetitions = static_cast<int>(*value);
+            reader.integer(*entry, 2, "set a whole number of timed calls, at least 2, e.g. min_samples: 10"))
+      timing.min_samples = static_cast<int>(*value);
+  }
+  auto max_entry = fields.get("max_repetitions");
+  if (!max_entry) max_entry = fields.get("repetitions");
+  if (fields.get("max_repetitions") && fields.get("repetitions")) {
+    reader.error(*fields.get("repetitions"), "both repetitions and max_repetitions are set",
+                 "repetitions is the old name of max_repetitions; keep only max_repetitions");
+  } else if (max_entry) {
+    if (auto value = reader.integer(
+            *max_entry, 2, "set a whole number of timed calls, at least 2, e.g. max_repetitions: 200"))
+      timing.max_repetitions = static_cast<int>(*value);
+  }
+  if (timing.min_samples > timing.max_repetitions) {
+    if (auto entry = fields.get("min_samples")) {
+      reader.error(*entry,
+                   fmt::format("min_samples ({}) is above max_repetitions ({})", timing.min_samples,
+                               timing.max_repetitions),
+                   "lower min_samples or raise max_repetitions");
+    }
   }
   if (auto entry = fields.get("budget_sec")) {
-    if (auto value = reader.number(*entry, 0, true, "set seconds greater than 0, e.g. budget_sec: 10"))
+    if (auto value = reader.number(*entry, 0, true, "set seconds greater than 0, e.g. budget_sec: 3"))
       timing.budget = std::chrono::milliseconds(std::max<long long>(1, std::llround(*value * 1000)));
+  }
+  if (auto entry = fields.get("cache_flush")) {
+    if (auto value = reader.boolean(*entry)) timing.cache_flush = *value;
   }
 }
 

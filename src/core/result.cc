@@ -21,11 +21,15 @@ std::optional<Interval> interval_from(const json& j, const char* key) {
 }
 
 json side_json(const TimingSide& s) {
-  return {{"median_ms", s.median_ms}, {"samples", s.samples}, {"ci95_ms", interval_json(s.ci95_ms)}};
+  return {{"median_ms", s.median_ms},
+          {"samples", s.samples},
+          {"ci95_ms", interval_json(s.ci95_ms)},
+          {"mad_ms", optional_json(s.mad_ms)}};
 }
 
 TimingSide side_from(const json& j) {
-  return {j.at("median_ms").get<double>(), j.at("samples").get<int>(), interval_from(j, "ci95_ms")};
+  return {j.at("median_ms").get<double>(), j.at("samples").get<int>(), interval_from(j, "ci95_ms"),
+          optional_at<double>(j, "mad_ms")};
 }
 
 json speedup_json(const SpeedupEstimate& s) {
@@ -62,6 +66,11 @@ json to_json(const CaseResult& r) {
   } else {
     j["cheat"] = nullptr;
   }
+  j["static_findings"] = json::array();
+  for (const StaticFinding& f : r.static_findings) {
+    j["static_findings"].push_back(
+        {{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}, {"message", f.message}});
+  }
   const Correctness& c = r.correctness;
   j["correctness"] = {{"trials", c.trials},
                       {"trials_passed", c.trials_passed},
@@ -78,7 +87,9 @@ json to_json(const CaseResult& r) {
                         {"speedup", speedup_json(p.speedup)},
                         {"noise_floor", p.noise_floor ? speedup_json(*p.noise_floor) : json(nullptr)},
                         {"stop_reason", p.stop_reason},
-                        {"flags", p.flags}};
+                        {"flags", p.flags},
+                        {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
+                        {"measure_s", optional_json(p.measure_s)}};
   } else {
     j["performance"] = nullptr;
   }
@@ -115,6 +126,11 @@ CaseResult result_from_json(const json& j) {
     r.cheat = CheatFinding{it->at("rule").get<std::string>(), it->at("layer").get<std::string>(),
                            it->at("evidence").get<std::string>()};
   }
+  for (const json& f : j.value("static_findings", json::array())) {
+    r.static_findings.push_back(StaticFinding{f.at("rule").get<std::string>(),
+                                              f.at("severity").get<std::string>(),
+                                              f.at("evidence").get<std::string>(), f.value("message", "")});
+  }
   if (auto it = j.find("correctness"); it != j.end() && !it->is_null()) {
     const json& c = *it;
     r.correctness.trials = c.value("trials", 0);
@@ -136,6 +152,8 @@ CaseResult result_from_json(const json& j) {
       perf.noise_floor = speedup_from(*nf);
     perf.stop_reason = p.value("stop_reason", "");
     perf.flags = p.value("flags", std::vector<std::string>{});
+    perf.memory_bandwidth_gbs = optional_at<double>(p, "memory_bandwidth_gbs");
+    perf.measure_s = optional_at<double>(p, "measure_s");
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {

@@ -21,6 +21,15 @@ struct CheatFinding {
   std::string evidence;  // file:line and token, op name, ...
 };
 
+// One finding of the static checks (docs/anti-cheat.md); fatal ones also
+// decide `cheat`, warnings are only recorded.
+struct StaticFinding {
+  std::string rule;      // e.g. "static.env_switch"
+  std::string severity;  // "fatal" | "warn"
+  std::string evidence;  // "model_new.py:14: os.environ.get"
+  std::string message;   // one line a human understands
+};
+
 struct Correctness {
   int trials = 0;  // trials compared (all shapes)
   int trials_passed = 0;
@@ -40,7 +49,8 @@ struct Interval {
 struct TimingSide {
   double median_ms = 0;
   int samples = 0;
-  std::optional<Interval> ci95_ms;
+  std::optional<Interval> ci95_ms;  // bootstrap interval of the median
+  std::optional<double> mad_ms;     // median absolute deviation
 };
 
 struct SpeedupEstimate {
@@ -52,9 +62,13 @@ struct Performance {
   TimingSide reference;
   TimingSide candidate;
   SpeedupEstimate speedup;  // reference / candidate
+  // Reference against itself (A/A): the ratio of two interleaved halves of
+  // the reference's batches; its interval is the spread pure noise gives.
   std::optional<SpeedupEstimate> noise_floor;
-  std::string stop_reason;
-  std::vector<std::string> flags;
+  std::string stop_reason;                     // target_rse | budget | max_repetitions
+  std::vector<std::string> flags;              // within_noise, outer_clock_mismatch, ...
+  std::optional<double> memory_bandwidth_gbs;  // copy bandwidth measured by the reference worker
+  std::optional<double> measure_s;             // wall time of the whole timing phase
 };
 
 // How the agent step ended; distinct from the verdict.
@@ -85,6 +99,7 @@ struct CaseResult {
   Verdict verdict = Verdict::kHarnessError;
   std::string reason;  // one line a human understands
   std::optional<CheatFinding> cheat;
+  std::vector<StaticFinding> static_findings;  // every finding, warnings included
   Correctness correctness;
   std::optional<Performance> performance;
   std::optional<Generation> generation;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "report/case_order.h"
 
@@ -51,6 +52,79 @@ bool usable_speedup(const CaseRow& row) {
   return row.verdict == Verdict::kPass && row.speedup && std::isfinite(*row.speedup) && *row.speedup > 0;
 }
 
+// Wilson score interval (95%) of successes / trials.
+std::optional<Interval> wilson_ci95(int successes, int trials) {
+  if (trials <= 0) return std::nullopt;
+  constexpr double z = 1.959963984540054;
+  double n = trials, p = successes / n;
+  double center = (p + z * z / (2 * n)) / (1 + z * z / n);
+  double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
+  return Interval{std::max(0.0, center - half), std::min(1.0, center + half)};
+}
+
+// Geometric mean of `speedups` with a percentile bootstrap over the cases
+// (fixed seed: the same results always give the same interval).
+Geomean geomean_of(const std::vector<double>& speedups) {
+  Geomean g;
+  g.cases = static_cast<int>(speedups.size());
+  if (speedups.empty()) return g;
+  std::vector<double> logs;
+  for (double s : speedups) logs.push_back(std::log(s));
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  g.value = std::exp(mean(logs));
+  if (logs.size() < 2) return g;
+  constexpr int kResamples = 2000;
+  std::mt19937_64 rng(0x6b67796d);
+  std::uniform_int_distribution<std::size_t> pick(0, logs.size() - 1);
+  std::vector<double> means(kResamples), sample(logs.size());
+  for (double& m : means) {
+    for (double& x : sample) x = logs[pick(rng)];
+    m = mean(sample);
+  }
+  std::sort(means.begin(), means.end());
+  auto at = [&](double q) { return std::exp(means[static_cast<std::size_t>(q * (kResamples - 1) + 0.5)]); };
+  g.ci95 = Interval{at(0.025), at(0.975)};
+  return g;
+}
+
+// fast_p over `rows` with `selected` cases in the denominator.
+std::vector<FastP> fast_p_of(const std::vector<const CaseRow*>& rows, int selected) {
+  std::vector<FastP> out;
+  for (double p : kFastThresholds) {
+    FastP f{.threshold = p};
+    for (const CaseRow* row : rows) {
+      if (row->verdict != Verdict::kPass) continue;
+      if (p == 0.0) {
+        ++f.count;
+        ++f.point_count;
+        continue;
+      }
+      if (!usable_speedup(*row)) continue;
+      if (*row->speedup > p) ++f.point_count;
+      if (row->speedup_ci95 && row->speedup_ci95->lo > p) ++f.count;
+    }
+    if (selected > 0) {
+      f.rate = static_cast<double>(f.count) / selected;
+      f.point_rate = static_cast<double>(f.point_count) / selected;
+      f.rate_ci95 = wilson_ci95(f.count, selected);
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<double> speedups_of(const std::vector<const CaseRow*>& rows) {
+  std::vector<double> out;
+  for (const CaseRow* row : rows) {
+    if (usable_speedup(*row)) out.push_back(*row->speedup);
+  }
+  return out;
+}
+
 }  // namespace
 
 int Tally::count(Verdict v) const {
@@ -80,30 +154,26 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
                    [](const CaseRow& a, const CaseRow& b) { return case_id_less(a.case_id, b.case_id); });
 
   std::map<std::string, Tally> levels;
-  double log_sum = 0;
+  std::map<std::string, std::vector<const CaseRow*>> level_rows;
+  std::vector<const CaseRow*> all_rows;
   for (const CaseRow& row : s.cases) {
     add_to(s.total, row);
     auto [it, inserted] = levels.try_emplace(row.level, empty_tally());
     add_to(it->second, row);
-    if (usable_speedup(row)) {
-      log_sum += std::log(*row.speedup);
-      ++s.speedup_cases;
-      if (row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
-    }
+    level_rows[row.level].push_back(&row);
+    all_rows.push_back(&row);
+    if (usable_speedup(row) && row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
   }
-  if (s.speedup_cases > 0) s.geomean_speedup = std::exp(log_sum / s.speedup_cases);
+  Geomean overall = geomean_of(speedups_of(all_rows));
+  s.geomean_speedup = overall.value;
+  s.geomean_ci95 = overall.ci95;
+  s.speedup_cases = overall.cases;
+  s.fast_p = fast_p_of(all_rows, s.total.selected);
 
-  for (double p : kFastThresholds) {
-    FastP f{p, 0, std::nullopt};
-    for (const CaseRow& row : s.cases) {
-      if (row.verdict != Verdict::kPass) continue;
-      if (p == 0.0 || (usable_speedup(row) && *row.speedup > p)) ++f.count;
-    }
-    if (s.total.selected > 0) f.rate = static_cast<double>(f.count) / s.total.selected;
-    s.fast_p.push_back(f);
+  for (auto& [level, tally] : levels) {
+    const auto& rows = level_rows[level];
+    s.levels.push_back({level, tally, fast_p_of(rows, tally.selected), geomean_of(speedups_of(rows))});
   }
-
-  for (auto& [level, tally] : levels) s.levels.push_back({level, std::move(tally)});
   std::stable_sort(s.levels.begin(), s.levels.end(), [](const LevelSummary& a, const LevelSummary& b) {
     return natural_less(a.level, b.level);
   });

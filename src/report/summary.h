@@ -18,8 +18,10 @@ namespace kgym::report {
 inline constexpr int kSummarySchemaVersion = 1;
 
 // Thresholds of fast_p: p = 0 counts every passing case ("correct"); p > 0
-// counts passing cases whose median speedup is strictly above p.
-inline constexpr double kFastThresholds[] = {0.0, 1.0, 1.5, 2.0};
+// counts passing cases that are faster than p: the lower end of the speedup's
+// 95% interval is above p (`count`), or, less strictly, the median speedup
+// is above p (`point_count`).
+inline constexpr double kFastThresholds[] = {0.0, 1.0, 1.2, 1.5, 2.0};
 
 // What the reporters say about the run itself. Every field is optional in
 // practice: a report regenerated from a bare run directory knows little.
@@ -51,14 +53,27 @@ struct Tally {
 };
 
 struct FastP {
-  double threshold = 0;        // p
-  int count = 0;               // passing cases faster than p (p = 0: all passing)
-  std::optional<double> rate;  // count / selected cases; nullopt if none
+  double threshold = 0;               // p
+  int count = 0;                      // passing cases whose speedup interval lies above p
+  std::optional<double> rate;         // count / selected cases; nullopt if none
+  std::optional<Interval> rate_ci95;  // Wilson score interval of `rate`
+  int point_count = 0;                // passing cases whose median speedup is above p
+  std::optional<double> point_rate;   // point_count / selected cases
+};
+
+// The geometric mean of the median speedup over passing cases that have one,
+// with a deterministic 95% bootstrap interval over those cases.
+struct Geomean {
+  std::optional<double> value;   // nullopt when no case has a speedup
+  std::optional<Interval> ci95;  // nullopt for fewer than 2 cases
+  int cases = 0;
 };
 
 struct LevelSummary {
   std::string level;
   Tally tally;
+  std::vector<FastP> fast_p;  // one per kFastThresholds
+  Geomean geomean;
 };
 
 // One row per selected case. `verdict` is nullopt for a case that did not
@@ -80,7 +95,8 @@ struct Summary {
   // Geometric mean of the median speedup over passing cases that have one;
   // nullopt when there are none.
   std::optional<double> geomean_speedup;
-  int speedup_cases = 0;  // passing cases that entered the geometric mean
+  std::optional<Interval> geomean_ci95;  // bootstrap over cases
+  int speedup_cases = 0;                 // passing cases that entered the geometric mean
   // Passing cases whose speedup confidence interval lies entirely above 1.
   int faster_with_confidence = 0;
   std::vector<LevelSummary> levels;  // natural level order

@@ -3,9 +3,12 @@
 //   schema_version
 //   run:     {run_dir, status, started_at, finished_at, config_path, backend, mode, machine}
 //   totals:  {selected, finished, not_run, pass, correctness_rate, geomean_speedup,
-//             speedup_cases, faster_with_confidence,
-//             fast_p: [{p, count, rate}], verdicts: {<verdict>: count}}
-//   levels:  [{level, selected, finished, not_run, pass, correctness_rate, verdicts}]
+//             geomean_ci95: [lo, hi], speedup_cases, faster_with_confidence,
+//             fast_p: [{p, count, rate, rate_ci95, point_count, point_rate}],
+//             verdicts: {<verdict>: count}}
+//             (fast_p count: speedup interval above p; point_count: median above p)
+//   levels:  [{level, selected, finished, not_run, pass, correctness_rate, verdicts,
+//              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
 //   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
 //              reference_ms, candidate_ms, reason}]
 #include "report/summary.h"
@@ -33,6 +36,21 @@ json tally_json(const Tally& t) {
           {"pass", t.passed()},
           {"correctness_rate", opt(t.correctness_rate())},
           {"verdicts", verdict_counts(t)}};
+}
+
+json interval(const std::optional<Interval>& i) { return i ? json::array({i->lo, i->hi}) : json(nullptr); }
+
+json fast_p_json(const std::vector<FastP>& fast_p) {
+  json out = json::array();
+  for (const FastP& f : fast_p) {
+    out.push_back({{"p", f.threshold},
+                   {"count", f.count},
+                   {"rate", opt(f.rate)},
+                   {"rate_ci95", interval(f.rate_ci95)},
+                   {"point_count", f.point_count},
+                   {"point_rate", opt(f.point_rate)}});
+  }
+  return out;
 }
 
 json run_json(const RunInfo& info) {
@@ -64,18 +82,19 @@ json case_json(const CaseRow& row) {
 json summary_json(const Summary& summary, const RunInfo& info) {
   json totals = tally_json(summary.total);
   totals["geomean_speedup"] = opt(summary.geomean_speedup);
+  totals["geomean_ci95"] = interval(summary.geomean_ci95);
   totals["speedup_cases"] = summary.speedup_cases;
   totals["faster_with_confidence"] = summary.faster_with_confidence;
-  json fast = json::array();
-  for (const FastP& f : summary.fast_p) {
-    fast.push_back({{"p", f.threshold}, {"count", f.count}, {"rate", opt(f.rate)}});
-  }
-  totals["fast_p"] = std::move(fast);
+  totals["fast_p"] = fast_p_json(summary.fast_p);
 
   json levels = json::array();
   for (const LevelSummary& l : summary.levels) {
     json entry = tally_json(l.tally);
     entry["level"] = l.level;
+    entry["fast_p"] = fast_p_json(l.fast_p);
+    entry["geomean_speedup"] = opt(l.geomean.value);
+    entry["geomean_ci95"] = interval(l.geomean.ci95);
+    entry["speedup_cases"] = l.geomean.cases;
     levels.push_back(std::move(entry));
   }
   json cases = json::array();

@@ -69,31 +69,41 @@ void flatten_machine(const nlohmann::json& j, const std::string& prefix, std::st
   md += fmt::format("| {} | {} |\n", md_text(prefix), md_text(one_line(value, kReasonCells)));
 }
 
+std::string rate_with_ci(const FastP& f) {
+  std::string out = count_and_rate(f.count, f.rate);
+  if (f.rate_ci95)
+    out += fmt::format(" [{}, {}]", format_rate(f.rate_ci95->lo), format_rate(f.rate_ci95->hi));
+  return out;
+}
+
+std::string geomean_text(std::optional<double> value, std::optional<Interval> ci, int cases) {
+  if (!value) return std::string(kAbsent);
+  std::string out = format_speedup(value);
+  if (ci) out += fmt::format(" [{}, {}]", format_speedup(ci->lo), format_speedup(ci->hi));
+  return out + fmt::format(" over {} cases", cases);
+}
+
 void append_headline(std::string& md, const Summary& s) {
-  md += "| Cases | Pass | Correctness rate |";
-  std::string align = "|---:|---:|---:|";
-  std::string values = fmt::format("| {} | {} | {} |", s.total.selected, s.total.passed(),
-                                   format_rate(s.total.correctness_rate()));
-  for (const FastP& f : s.fast_p) {
-    if (f.threshold == 0.0) continue;  // fast_0 is the correctness rate
-    md += fmt::format(" {} |", fast_label(f.threshold));
-    align += "---:|";
-    values += fmt::format(" {} |", count_and_rate(f.count, f.rate));
-  }
-  md += " Geomean speedup |\n" + align + "---:|\n" + values;
-  md += fmt::format(" {} |\n\n",
-                    s.geomean_speedup
-                        ? fmt::format("{} over {} cases", format_speedup(s.geomean_speedup), s.speedup_cases)
-                        : std::string(kAbsent));
+  md += "| Cases | Pass | Correctness rate | Geomean speedup [95% CI] |\n|---:|---:|---:|---:|\n";
+  md += fmt::format("| {} | {} | {} | {} |\n\n", s.total.selected, s.total.passed(),
+                    format_rate(s.total.correctness_rate()),
+                    geomean_text(s.geomean_speedup, s.geomean_ci95, s.speedup_cases));
   if (s.total.not_run > 0) {
     md += fmt::format(
         "> **{} of {} cases did not run** ({}): they are listed as \"not run\" and are not counted as "
         "passed.\n\n",
         s.total.not_run, s.total.selected, "the run ended before they finished");
   }
+  md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
+  for (const FastP& f : s.fast_p) {
+    if (f.threshold == 0.0) continue;  // fast_0 is the correctness rate
+    md += fmt::format("| {} | {} | {} |\n", fast_label(f.threshold), rate_with_ci(f),
+                      count_and_rate(f.point_count, f.point_rate));
+  }
   md += fmt::format(
-      "fast_p: share of all cases that pass with a median speedup above p. {} passing cases have a speedup "
-      "whose 95% confidence interval lies above 1.\n\n",
+      "\nfast_p: share of all cases that pass and are faster than p, counted only when the lower end of the "
+      "speedup's 95% confidence interval is above p (the last column counts median speedups above p "
+      "instead). {} passing cases have a speedup whose interval lies above 1.\n\n",
       s.faster_with_confidence);
 }
 
@@ -107,12 +117,22 @@ void append_verdicts(std::string& md, const Tally& t) {
 }
 
 void append_levels(std::string& md, const Summary& s) {
-  md += "## By level\n\n| Level | Cases | Pass | Failed | Not run | Correctness rate |\n";
-  md += "|---|---:|---:|---:|---:|---:|\n";
+  md += "## By level\n\n| Level | Cases | Pass | Failed | Not run | Correctness rate |";
+  std::string align = "|---|---:|---:|---:|---:|---:|";
+  for (double p : kFastThresholds) {
+    if (p == 0.0) continue;
+    md += fmt::format(" {} |", fast_label(p));
+    align += "---:|";
+  }
+  md += " Geomean speedup |\n" + align + "---:|\n";
   for (const LevelSummary& l : s.levels) {
     const Tally& t = l.tally;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_text(l.level), t.selected, t.passed(),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |", md_text(l.level), t.selected, t.passed(),
                       t.finished - t.passed(), t.not_run, format_rate(t.correctness_rate()));
+    for (const FastP& f : l.fast_p) {
+      if (f.threshold != 0.0) md += fmt::format(" {} |", rate_with_ci(f));
+    }
+    md += fmt::format(" {} |\n", geomean_text(l.geomean.value, l.geomean.ci95, l.geomean.cases));
   }
   md += "\n";
 }

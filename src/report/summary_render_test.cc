@@ -49,12 +49,18 @@ TEST(SummaryMarkdown, HeadlineAndTables) {
   std::string md = summary_markdown(sample_summary(), sample_info());
   EXPECT_TRUE(contains(md, "# kgym run summary\n"));
   EXPECT_TRUE(contains(md,
-                       "| Cases | Pass | Correctness rate | fast_1 | fast_1.5 | fast_2 | Geomean speedup |\n"
-                       "|---:|---:|---:|---:|---:|---:|---:|\n"
-                       "| 4 | 2 | 50.0% | 1 (25.0%) | 0 (0.0%) | 0 (0.0%) | 0.87\u00d7 over 2 cases |\n"));
+                       "| Cases | Pass | Correctness rate | Geomean speedup [95% CI] |\n"
+                       "|---:|---:|---:|---:|\n"
+                       "| 4 | 2 | 50.0% | 0.87\u00d7 ["));
+  EXPECT_TRUE(contains(md, "] over 2 cases |\n"));
+  // fast_p counts the 1.5x case (interval 1.35-1.65) above 1 and 1.2, not above 1.5.
+  EXPECT_TRUE(contains(md, "| fast_1 | 1 (25.0%) ["));
+  EXPECT_TRUE(contains(md, "| fast_1.2 | 1 (25.0%) ["));
+  EXPECT_TRUE(contains(md, "| fast_1.5 | 0 (0.0%) [0.0%, "));
   EXPECT_TRUE(contains(md, "**1 of 4 cases did not run**"));
   EXPECT_TRUE(contains(md, "| pass | 2 |\n| fail_correctness | 1 |\n| not run | 1 |\n"));
-  EXPECT_TRUE(contains(md, "| level1 | 2 | 1 | 1 | 0 | 50.0% |\n| level2 | 2 | 1 | 0 | 1 | 50.0% |\n"));
+  EXPECT_TRUE(contains(md, "| level1 | 2 | 1 | 1 | 0 | 50.0% | 1 (50.0%) ["));
+  EXPECT_TRUE(contains(md, "| level2 | 2 | 1 | 0 | 1 | 50.0% | 0 (0.0%) ["));
   EXPECT_TRUE(contains(
       md, "| `level1/1_Square_matrix_multiplication_` | **pass** | 1.50\u00d7 | 2.000 | 1.333 |  |\n"));
   // Pipes are escaped and the reason is kept on one line.
@@ -80,8 +86,10 @@ TEST(SummaryTable, RowsAlignedAndWithinWidth) {
   EXPECT_FALSE(contains(table, "\x1b"));
   ASSERT_GE(lines.size(), 9u);
   EXPECT_EQ(lines[0],
-            "cases 4  pass 2  correctness 50.0%  fast_1 1 (25.0%)  fast_1.5 0 (0.0%)  fast_2 0 (0.0%)  "
-            "geomean 0.87\u00d7 over 2");
+            "cases 4  pass 2  correctness 50.0%  fast_1 1 (25.0%)  fast_1.2 1 (25.0%)  fast_1.5 0 (0.0%)  "
+            "fast_2 0 (0.0%)");
+  lines.erase(lines.begin());  // the headline wraps: "geomean ..." is on a line of its own
+  EXPECT_EQ(lines[0], "geomean 0.87\u00d7 over 2");
   EXPECT_EQ(lines[1], "pass 2  fail_correctness 1  not run 1");
   EXPECT_EQ(lines[2], "1 case(s) did not run; they are not counted as passed.");
   EXPECT_EQ(

@@ -40,13 +40,31 @@ TEST(Summarize, CountsEverySelectedCase) {
 
 TEST(Summarize, FastPCountsOnlyPassingCasesAboveThreshold) {
   Summary s = sample_summary();
-  ASSERT_EQ(s.fast_p.size(), 4u);
+  ASSERT_EQ(s.fast_p.size(), 5u);
   EXPECT_EQ(s.fast_p[0].threshold, 0.0);
   EXPECT_EQ(s.fast_p[0].count, 4);  // every passing case, with or without speedup
-  EXPECT_EQ(s.fast_p[1].count, 2);  // 2.5 and 1.2
-  EXPECT_EQ(s.fast_p[2].count, 1);  // 2.5
-  EXPECT_EQ(s.fast_p[3].count, 1);
+  EXPECT_EQ(s.fast_p[1].count, 2);  // 2.5 and 1.2 (intervals from 2.25 and 1.08)
+  EXPECT_EQ(s.fast_p[2].threshold, 1.2);
+  EXPECT_EQ(s.fast_p[2].count, 1);        // 1.2's interval starts at 1.08: not above 1.2
+  EXPECT_EQ(s.fast_p[2].point_count, 1);  // its median is not strictly above 1.2 either
+  EXPECT_EQ(s.fast_p[3].count, 1);        // 2.5
+  EXPECT_EQ(s.fast_p[4].count, 1);
   EXPECT_DOUBLE_EQ(*s.fast_p[1].rate, 2.0 / 8.0);
+  ASSERT_TRUE(s.fast_p[1].rate_ci95);
+  EXPECT_LT(s.fast_p[1].rate_ci95->lo, 0.25);
+  EXPECT_GT(s.fast_p[1].rate_ci95->hi, 0.25);
+}
+
+TEST(Summarize, FastPNeedsTheIntervalAboveP) {
+  CaseResult r = make_result("level1/1_A", Verdict::kPass, 1.1);
+  r.performance->speedup.ci95 = Interval{0.95, 1.25};  // median above 1, interval not
+  Summary s = summarize({r});
+  EXPECT_EQ(s.fast_p[1].point_count, 1);
+  EXPECT_EQ(s.fast_p[1].count, 0);
+  ASSERT_EQ(s.levels.size(), 1u);
+  EXPECT_EQ(s.levels[0].fast_p[1].point_count, 1);
+  EXPECT_EQ(s.levels[0].geomean.cases, 1);
+  EXPECT_FALSE(s.levels[0].geomean.ci95);  // one case: no interval
 }
 
 TEST(Summarize, GeomeanOverPassingCasesWithSpeedup) {
@@ -55,6 +73,13 @@ TEST(Summarize, GeomeanOverPassingCasesWithSpeedup) {
   EXPECT_NEAR(*s.geomean_speedup, std::cbrt(2.5 * 1.2 * 0.8), 1e-12);
   EXPECT_EQ(s.speedup_cases, 3);
   EXPECT_EQ(s.faster_with_confidence, 2);  // CI of 0.8 is [0.72, 0.88]
+  ASSERT_TRUE(s.geomean_ci95);
+  EXPECT_LE(s.geomean_ci95->lo, *s.geomean_speedup);
+  EXPECT_GE(s.geomean_ci95->hi, *s.geomean_speedup);
+  EXPECT_GE(s.geomean_ci95->lo, 0.8);
+  EXPECT_LE(s.geomean_ci95->hi, 2.5);
+  Summary again = sample_summary();
+  EXPECT_EQ(again.geomean_ci95->lo, s.geomean_ci95->lo);  // deterministic
 }
 
 TEST(Summarize, NotRunCasesAreRowsWithoutVerdict) {
@@ -112,8 +137,9 @@ TEST(SummaryJson, AbsentValuesAreNull) {
   EXPECT_EQ(j["totals"]["not_run"], 2);
   EXPECT_EQ(j["totals"]["verdicts"]["pass"], 4);
   EXPECT_EQ(j["totals"]["verdicts"]["crash"], 0);
-  EXPECT_EQ(j["totals"]["fast_p"][2]["p"], 1.5);
-  EXPECT_EQ(j["totals"]["fast_p"][2]["count"], 1);
+  EXPECT_EQ(j["totals"]["fast_p"][3]["p"], 1.5);
+  EXPECT_EQ(j["totals"]["fast_p"][3]["count"], 1);
+  EXPECT_EQ(j["totals"]["fast_p"][3]["point_count"], 1);
 
   const nlohmann::json& sub = j["cases"][1];  // level1/3_Sub: passed, no timing
   EXPECT_EQ(sub["verdict"], "pass");

@@ -42,6 +42,7 @@ struct RunRecord {
   std::filesystem::path dir;
   std::uint64_t seed = 0;
   double started_at = 0;
+  nlohmann::json machine;  // as found at the start
 };
 
 // Creates (or, for --resume, reopens) the run directory and writes run.json.
@@ -89,7 +90,8 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   run["mode"] = config.verifier.mode;
   run["python"] = python;
   run["torch_version"] = torch_version;
-  run["machine"] = machine_info();
+  record.machine = machine_info(config, torch_version);
+  run["machine"] = record.machine;
   std::vector<std::string> ids;
   for (const Case& c : cases) ids.push_back(c.id());
   run["cases"] = ids;
@@ -110,7 +112,10 @@ report::RunInfo run_info(const Config& config, const RunRecord& record, const st
   info.mode = config.verifier.mode;
   info.status = interrupted ? "interrupted" : "finished";
   for (const Case& c : cases) info.selected_case_ids.push_back(c.id());
-  info.machine = machine_info();
+  info.machine = record.machine;
+  info.machine["load_average_start"] = record.machine.value("load_average", nlohmann::json(nullptr));
+  info.machine["load_average_end"] = load_average();
+  info.machine.erase("load_average");
   return info;
 }
 
@@ -181,6 +186,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   StateStore store(record->dir);
   store.state().harness_pid = static_cast<int>(::getpid());
   store.state().started_at = record->started_at;
+  store.state().monitor_poll_sec = std::chrono::duration<double>(config.monitor_poll).count();
   SchedulerOptions sched;
   sched.run_dir = record->dir;
   sched.kgym_argv0 = options.kgym_argv0;

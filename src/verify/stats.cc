@@ -1,6 +1,7 @@
 #include "verify/stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace kgym::verify {
@@ -11,6 +12,15 @@ std::vector<double> resample(const std::vector<double>& samples, std::mt19937_64
   std::vector<double> out(samples.size());
   for (auto& v : out) v = samples[pick(rng)];
   return out;
+}
+
+// Quantile q of sorted values, interpolating linearly between neighbours.
+double sorted_quantile(const std::vector<double>& sorted, double q) {
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  auto below = static_cast<std::size_t>(std::floor(pos));
+  auto above = std::min(below + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(below);
+  return sorted[below] + frac * (sorted[above] - sorted[below]);
 }
 
 Interval percentile_interval(std::vector<double> values) {
@@ -32,6 +42,41 @@ std::optional<double> median(std::vector<double> samples) {
   if (samples.size() % 2 == 1) return upper;
   double lower = *std::max_element(samples.begin(), mid);
   return (lower + upper) / 2;
+}
+
+std::optional<double> mad(const std::vector<double>& samples) {
+  auto center = median(samples);
+  if (!center) return std::nullopt;
+  std::vector<double> deviations;
+  deviations.reserve(samples.size());
+  for (double v : samples) deviations.push_back(std::abs(v - *center));
+  return median(std::move(deviations));
+}
+
+std::optional<double> iqr(std::vector<double> samples) {
+  if (samples.size() < 2) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  return sorted_quantile(samples, 0.75) - sorted_quantile(samples, 0.25);
+}
+
+std::vector<bool> outlier_flags(const std::vector<double>& samples) {
+  std::vector<bool> flags(samples.size(), false);
+  if (samples.size() < 4) return flags;
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  double q1 = sorted_quantile(sorted, 0.25), q3 = sorted_quantile(sorted, 0.75);
+  double lo = q1 - 1.5 * (q3 - q1), hi = q3 + 1.5 * (q3 - q1);
+  for (std::size_t i = 0; i < samples.size(); ++i) flags[i] = samples[i] < lo || samples[i] > hi;
+  return flags;
+}
+
+std::optional<double> median_rse(const std::vector<double>& samples) {
+  if (samples.size() < 2) return std::nullopt;
+  double center = *median(samples);
+  if (!(center > 0)) return std::nullopt;
+  double sigma = 1.4826 * *mad(samples);
+  double se = 1.2533 * sigma / std::sqrt(static_cast<double>(samples.size()));
+  return se / center;
 }
 
 std::optional<Interval> median_ci95(const std::vector<double>& samples, BootstrapOptions options) {
@@ -68,6 +113,7 @@ TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapO
   side.samples = static_cast<int>(samples_ns.size());
   side.median_ms = median(samples_ns).value_or(0) / 1e6;
   if (auto ci = median_ci95(samples_ns, options)) side.ci95_ms = Interval{ci->lo / 1e6, ci->hi / 1e6};
+  if (auto spread = mad(samples_ns)) side.mad_ms = *spread / 1e6;
   return side;
 }
 

@@ -13,6 +13,23 @@ namespace kgym::verify {
 // Median (mean of the two middle values for an even count); nullopt if empty.
 std::optional<double> median(std::vector<double> samples);
 
+// Median absolute deviation from the median (unscaled); nullopt if empty.
+std::optional<double> mad(const std::vector<double>& samples);
+
+// Interquartile range (q3 - q1, linear interpolation between order
+// statistics); nullopt for fewer than 2 samples.
+std::optional<double> iqr(std::vector<double> samples);
+
+// One flag per sample: true when it lies outside Tukey's fences
+// [q1 - 1.5 IQR, q3 + 1.5 IQR]. All false for fewer than 4 samples.
+std::vector<bool> outlier_flags(const std::vector<double>& samples);
+
+// Relative standard error of the median: the standard error estimated from
+// the MAD (sigma ~ 1.4826 MAD, se(median) ~ 1.2533 sigma / sqrt(n)) over
+// the median. Robust to the long right tail timings have. nullopt for fewer
+// than 2 samples or a median that is not > 0.
+std::optional<double> median_rse(const std::vector<double>& samples);
+
 struct BootstrapOptions {
   int resamples = 2000;
   std::uint64_t seed = 0x6b67796d;  // fixed: results are reproducible

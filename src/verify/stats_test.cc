@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "verify/timing_session.h"
+
 namespace kgym::verify {
 namespace {
 
@@ -10,6 +12,33 @@ TEST(Stats, Median) {
   EXPECT_EQ(*median({3}), 3);
   EXPECT_EQ(*median({5, 1, 3}), 3);
   EXPECT_EQ(*median({4, 1, 3, 2}), 2.5);
+}
+
+TEST(Stats, MadAndIqr) {
+  EXPECT_FALSE(mad({}));
+  EXPECT_EQ(*mad({1, 2, 3, 4, 100}), 1);  // deviations 2 1 0 1 97
+  EXPECT_FALSE(iqr({1}));
+  EXPECT_DOUBLE_EQ(*iqr({1, 2, 3, 4, 5}), 2);  // q1 = 2, q3 = 4
+}
+
+TEST(Stats, OutlierFlagsUseTukeyFences) {
+  auto flags = outlier_flags({10, 11, 10, 12, 11, 10, 50});
+  ASSERT_EQ(flags.size(), 7u);
+  EXPECT_TRUE(flags[6]);
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), true), 1);
+  auto few = outlier_flags({1, 100, 1});
+  EXPECT_EQ(std::count(few.begin(), few.end(), true), 0);
+}
+
+TEST(Stats, MedianRseShrinksWithSamples) {
+  std::vector<double> ten, thousand;
+  for (int i = 0; i < 10; ++i) ten.push_back(100 + (i % 5));
+  for (int i = 0; i < 1000; ++i) thousand.push_back(100 + (i % 5));
+  ASSERT_TRUE(median_rse(ten) && median_rse(thousand));
+  EXPECT_NEAR(*median_rse(thousand), *median_rse(ten) / 10, 1e-12);
+  EXPECT_EQ(*median_rse({5, 5, 5}), 0);
+  EXPECT_FALSE(median_rse({5}));
+  EXPECT_FALSE(median_rse({0, 0}));
 }
 
 TEST(Stats, MedianIntervalContainsMedianAndIsDeterministic) {
@@ -36,6 +65,20 @@ TEST(Stats, SpeedupIsReferenceOverCandidate) {
   EXPECT_GE(s->ci95->hi, s->median);
 }
 
+TEST(Stats, SpeedupOfIdenticalDistributionsContainsOne) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 60; ++i) {
+    a.push_back(100 + (i * 37) % 11);
+    b.push_back(100 + (i * 53) % 11);
+  }
+  auto s = speedup_estimate(a, b);
+  ASSERT_TRUE(s && s->ci95);
+  EXPECT_LE(s->ci95->lo, 1.0);
+  EXPECT_GE(s->ci95->hi, 1.0);
+  EXPECT_GT(s->ci95->lo, 0.95);
+  EXPECT_LT(s->ci95->hi, 1.05);
+}
+
 TEST(Stats, SpeedupNeedsSamples) {
   EXPECT_FALSE(speedup_estimate({}, {1}));
   EXPECT_FALSE(speedup_estimate({1}, {0}));
@@ -52,6 +95,36 @@ TEST(Stats, TimingSideConvertsNanosecondsToMilliseconds) {
   ASSERT_TRUE(side.ci95_ms);
   EXPECT_GE(side.ci95_ms->lo, 1.0);
   EXPECT_LE(side.ci95_ms->hi, 3.0);
+  ASSERT_TRUE(side.mad_ms);
+  EXPECT_DOUBLE_EQ(*side.mad_ms, 1.0);
+}
+
+TEST(TimingChecks, OuterClock) {
+  ClockTotals honest_ref{9e6, 10e6, 10}, honest_cand{4.5e6, 5.5e6, 10};
+  EXPECT_FALSE(outer_clock_mismatch(honest_ref, honest_cand));
+  ClockTotals lying_clock{20e6, 10e6, 10};
+  EXPECT_TRUE(outer_clock_mismatch(honest_ref, lying_clock));
+  // The candidate reports 0.1 ms per call but each request takes 10 ms more.
+  ClockTotals hidden_work{1e6, 101e6, 10};
+  EXPECT_TRUE(outer_clock_mismatch(honest_ref, hidden_work));
+  // A fast kernel whose per-call overhead matches the reference's is fine.
+  ClockTotals fast{0.1e6, 1.1e6, 10};
+  EXPECT_FALSE(outer_clock_mismatch(honest_ref, fast));
+}
+
+TEST(TimingChecks, ImpossibleTime) {
+  // 400 MB of output at 10 GB/s copy bandwidth needs at least 20 ms.
+  EXPECT_TRUE(impossible_time(1e6, 400'000'000, 10, 32 << 20));
+  EXPECT_FALSE(impossible_time(50e6, 400'000'000, 10, 32 << 20));
+  EXPECT_FALSE(impossible_time(1, 1 << 20, 10, 32 << 20));  // fits in the cache
+  EXPECT_FALSE(impossible_time(1, 400'000'000, 0, 32 << 20));
+}
+
+TEST(TimingChecks, WithinNoise) {
+  SpeedupEstimate noise{1.0, Interval{0.98, 1.02}};
+  EXPECT_TRUE(within_noise({1.01, Interval{0.99, 1.03}}, noise));
+  EXPECT_FALSE(within_noise({1.5, Interval{1.4, 1.6}}, noise));
+  EXPECT_FALSE(within_noise({1.5, std::nullopt}, noise));
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 
 #include "util/fs.h"
 #include "verify/probe.h"
+#include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
+#include "verify/timing_session.h"
 #include "verify/worker_process.h"
 
 namespace kgym::verify {
@@ -142,9 +144,10 @@ std::expected<void, Failure> Verification::start_workers() {
   auto spec_for = [&](Role role) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
     return WorkerSpec{
-        .argv = {req_.python, worker_script_.string(), "serve", "--role", std::string(role_name(role)),
-                 "--backend", req_.config.backend, "--threads", thread_count, "--cores", req_.device,
-                 "--scratch", dir.string(), "--compile-cache", req_.config.compile_cache ? "on" : "off"},
+        .argv = {req_.python, worker_script_.string(), "serve", "--role",
+                 std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)), "--backend",
+                 req_.config.backend, "--threads", thread_count, "--cores", req_.device, "--scratch",
+                 dir.string(), "--compile-cache", req_.config.compile_cache ? "on" : "off"},
         .env = env,
         .cwd = dir,
         .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
@@ -167,6 +170,14 @@ std::expected<void, Failure> Verification::start_workers() {
                  {"state_out", state.string()}};
   Message import;
   import.header = {{"op", "import"}, { "candidate", candidate_copy_.string() }};
+  if (req_.candidate_is_reference) {
+    import.header = {{"op", "load"},
+                     {"problem", candidate_copy_.string()},
+                     {"overrides", req_.overrides},
+                     {"seed", derive_seed(req_.run_seed, 0)},
+                     { "state_out",
+                       (req_.scratch_dir / "candidate" / "state.pt").string() }};
+  }
   // Queue both requests before waiting: the candidate compiles while the
   // reference builds its model.
   if (auto sent = reference_->send(load, deadline_); !sent)
@@ -186,6 +197,7 @@ std::expected<void, Failure> Verification::start_workers() {
   result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
   note(fmt::format("candidate imported in {:.2f} s", *result_.timings.compile_s));
 
+  if (req_.candidate_is_reference) return {};  // built by its own load
   Message build;
   build.header = {{"op", "build"}, {"state", state.string()}};
   auto built = call(Role::kCandidate, build, "building ModelNew", false);
@@ -330,48 +342,29 @@ std::expected<void, Failure> Verification::check_correctness() {
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
-  const auto& timing = req_.config.timing;
   Message inputs_request;
   inputs_request.header = {{"op", "trial"}, {"seed", derive_seed(req_.run_seed, 1000)}};
   auto inputs = call(Role::kReference, inputs_request, "preparing timing inputs");
   if (!inputs) return std::unexpected(inputs.error());
-  std::string blob = std::move(inputs->payloads.at(0));
+  TimingInputs timing_inputs{.blob = std::move(inputs->payloads.at(0)),
+                             .check_seed = derive_seed(req_.run_seed, 2000)};
+  for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
+    timing_inputs.output_bytes += inputs->payloads[i].size();
 
-  const int repetitions = std::max(1, timing.repetitions);
-  const int batch = std::clamp(repetitions / 4, 1, 10);
-  std::vector<double> samples[2];
-  std::string stop_reason = "repetitions";
-  auto timing_start = Clock::now();
-  bool first = true;
-  while (static_cast<int>(samples[1].size()) < repetitions) {
-    if (!first && Clock::now() - timing_start >= timing.budget) {
-      stop_reason = "budget";
-      break;
-    }
-    int calls = std::min(batch, repetitions - static_cast<int>(samples[1].size()));
-    // Alternate A/B so drift of the machine hits both sides alike.
-    for (Role role : {Role::kReference, Role::kCandidate}) {
-      Message request;
-      request.header = {{"op", "time"}, {"calls", calls}, {"warmup", first ? timing.warmup : 0}};
-      request.payloads.push_back(blob);
-      auto reply = call(role, request, "timing");
-      if (!reply) return std::unexpected(reply.error());
-      for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
-        samples[role == Role::kReference ? 0 : 1].push_back(ns.get<double>());
-      }
-    }
-    first = false;
-  }
-  Performance perf;
-  perf.reference = timing_side_from_ns(samples[0]);
-  perf.candidate = timing_side_from_ns(samples[1]);
-  if (auto speedup = speedup_estimate(samples[0], samples[1])) perf.speedup = *speedup;
-  perf.stop_reason = stop_reason;
-  if (samples[1].size() < 5) perf.flags.push_back("few_samples");
-  if (perf.speedup.ci95 && perf.speedup.ci95->lo <= 1 && perf.speedup.ci95->hi >= 1) {
-    perf.flags.push_back("not_significant");
-  }
-  result_.performance = perf;
+  std::optional<Failure> failure;
+  Exchange exchange = [&](TimedSide side, const Message& request,
+                          std::string_view what) -> std::optional<Message> {
+    auto reply = call(side == TimedSide::kReference ? Role::kReference : Role::kCandidate, request, what);
+    if (reply) return std::move(*reply);
+    failure = reply.error();
+    return std::nullopt;
+  };
+  auto outcome =
+      run_timing(req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); });
+  if (outcome.call_failed)
+    return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
+  if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
+  result_.performance = std::move(outcome.performance);
   return {};
 }
 
@@ -389,6 +382,16 @@ CaseResult Verification::run() {
   result_.backend = req_.config.backend;
   result_.mode = req_.config.mode;
   auto outcome = prepare();
+  // Static checks on the copy that would run, before any worker starts.
+  if (outcome && req_.static_checks && !req_.candidate_is_reference) {
+    auto gate = run_static_gate(candidate_copy_, req_.problem, req_.config.backend);
+    for (const auto& f : gate.findings) {
+      note(fmt::format("static {} {}: {} ({})", f.severity, f.rule, f.evidence, f.message));
+    }
+    result_.static_findings = std::move(gate.findings);
+    result_.cheat = gate.cheat;
+    if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
+  }
   if (outcome) outcome = start_workers();
   if (outcome) outcome = check_correctness();
   if (outcome && req_.config.mode == "performance") outcome = measure_performance();

@@ -25,6 +25,15 @@ struct VerifyRequest {
   std::map<std::string, long long> overrides;
   std::string device = "all";  // cpu: core list ("0-3", "all")
   std::uint64_t run_seed = 0;  // trial seeds are derived from it
+  // The static anti-cheat gate (verify/static_gate.h). Not part of the JSON
+  // form: only tests of the worker pipeline, whose candidates have no
+  // kernel on purpose, turn it off.
+  bool static_checks = true;
+  // Timing-fidelity checks (`kgym verify --candidate-is-reference`): the
+  // candidate file is a problem file whose Model runs in the candidate's
+  // place in a second reference-role worker (A/A when it is the problem
+  // itself). No static checks; not part of the request JSON.
+  bool candidate_is_reference = false;
 };
 
 // JSON form of the request (the scheduler writes it for `kgym verify

@@ -23,8 +23,11 @@ json config_json(const VerifierConfig& c) {
       {"tolerances", tolerances},
       {"timing",
        {{"warmup", c.timing.warmup},
-        {"repetitions", c.timing.repetitions},
-        {"budget_ms", c.timing.budget.count()}}},
+        {"target_rse", c.timing.target_rse},
+        {"min_samples", c.timing.min_samples},
+        {"max_repetitions", c.timing.max_repetitions},
+        {"budget_ms", c.timing.budget.count()},
+        {"cache_flush", c.timing.cache_flush}}},
       {"compile_cache", c.compile_cache},
   };
 }
@@ -44,8 +47,11 @@ VerifierConfig config_from(const json& j) {
   }
   if (auto it = j.find("timing"); it != j.end()) {
     c.timing.warmup = it->value("warmup", c.timing.warmup);
-    c.timing.repetitions = it->value("repetitions", c.timing.repetitions);
+    c.timing.target_rse = it->value("target_rse", c.timing.target_rse);
+    c.timing.min_samples = it->value("min_samples", c.timing.min_samples);
+    c.timing.max_repetitions = it->value("max_repetitions", c.timing.max_repetitions);
     c.timing.budget = std::chrono::milliseconds(it->value("budget_ms", c.timing.budget.count()));
+    c.timing.cache_flush = it->value("cache_flush", c.timing.cache_flush);
   }
   c.compile_cache = j.value("compile_cache", c.compile_cache);
   return c;

@@ -12,7 +12,7 @@ expect_output "kgym monitor $RUN" "prints the monitor command"
 expect_output "\[9/9\]" "a progress line per finished case"
 
 declare -A WANT=(
-  [1_ReLU]=pass [2_LeakyReLU]=pass [3_SumReduction]=fail_correctness [4_Softmax]=pass
+  [1_ReLU]=pass [2_LeakyReLU]=fail_cheat [3_SumReduction]=fail_correctness [4_Softmax]=pass
   [5_Matmul]=pass [6_LinearGELU]=pass [7_RMSNorm]=pass [8_ScaleShift]=crash [9_MSELoss]=timeout
 )
 for stem in "${!WANT[@]}"; do
@@ -29,7 +29,8 @@ check "SPEC.md names the input shapes" grep -q "float32" "$RUN/cases/level1/5_Ma
 check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
 check "fail_correctness carries its evidence" grep -q '"max_abs_err": [0-9]' "$RUN/cases/level1/3_SumReduction/result.json"
 check "a passing case has a speedup" grep -q '"speedup": {' "$RUN/cases/level1/1_ReLU/result.json"
-check "summary.json counts 6 passes" grep -qE '"pass": 6' "$RUN/summary.json"
+check "summary.json counts 5 passes" grep -qE '"pass": 5' "$RUN/summary.json"
+check "fail_cheat names its rule" grep -q '"rule": "static.no_kernel"' "$RUN/cases/level1/2_LeakyReLU/result.json"
 
 expect_exit 0 "kgym monitor --once" "$KGYM" monitor "$RUN" --once
 expect_output "level1/4_Softmax" "the monitor frame lists the cases"

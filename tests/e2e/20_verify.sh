@@ -15,6 +15,14 @@ expect_exit 1 "a wrong kernel fails" "$KGYM" verify --problem "$S/level1/3_SumRe
 expect_output "fail_correctness" "says fail_correctness"
 expect_verdict "$TMP/sum.json" fail_correctness
 
+expect_exit 1 "a candidate that only calls the library op is a cheat" "$KGYM" verify \
+  --problem "$S/level1/2_LeakyReLU.py" --candidate "$S/solutions/level1/2_LeakyReLU/model_new.py" \
+  --json "$TMP/leaky.json"
+expect_output "^fail_cheat: static.no_kernel — model_new.py:12: forward calls torch.nn.functional.leaky_relu" \
+  "names the rule and the evidence"
+expect_verdict "$TMP/leaky.json" fail_cheat
+check "the cheat comes from the static layer" grep -q '"layer": "static"' "$TMP/leaky.json"
+
 cp "$S/solutions/level1/1_ReLU/model_new.py" "$TMP/broken.py"
 echo "this is not python" >>"$TMP/broken.py"
 expect_exit 1 "a candidate that does not import" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \

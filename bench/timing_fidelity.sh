@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Timing fidelity of `kgym verify` on the bundled sample problems:
+#   1. A/A: the reference timed against itself. `kgym verify
+#      --candidate-is-reference` runs the candidate slot as a second
+#      reference-role worker (same weights, same seed, same timing path);
+#      given the problem file itself, that is reference vs reference. The
+#      speedup should be 1: median within 1.00 +- 0.02, interval containing 1.
+#      The noise floor each result records (the reference's own interleaved
+#      batch halves) is shown beside it.
+#   2. Double work: the same, with a copy of the problem whose Model runs its
+#      forward twice per call; the time ratio should be 2.0 +- 0.1.
+#   3. How long each case's timing phase and whole verification took.
+# Usage: bench/timing_fidelity.sh [path/to/kgym] [device (cores), default 0]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+KGYM="${1:-$ROOT/build/kgym}"
+DEVICE="${2:-0}"
+PROBLEMS=(4_Softmax 5_Matmul 6_LinearGELU 7_RMSNorm 8_ScaleShift)
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-timing.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+for name in "${PROBLEMS[@]}"; do
+  problem="$ROOT/data/sample/level1/$name.py"
+  mkdir -p "$WORK/$name"
+  cp "$problem" "$WORK/$name/aa.py"
+  { cat "$problem"; printf '\n\n_once = Model.forward\n\n\ndef _twice(self, *args):\n'
+    printf '    _once(self, *args)\n    return _once(self, *args)\n\n\nModel.forward = _twice\n'; } >"$WORK/$name/twice.py"
+  for kind in aa twice; do
+    "$KGYM" verify --problem "$problem" --candidate "$WORK/$name/$kind.py" --device "$DEVICE" --seed 1 --candidate-is-reference \
+      --json "$WORK/$name/$kind.json" >"$WORK/$name/$kind.log" 2>&1 || true
+  done
+done
+
+/usr/bin/python3 - "$WORK" "${PROBLEMS[@]}" <<'PY'
+import json, os, sys
+work, names = sys.argv[1], sys.argv[2:]
+def load(name, kind):
+    path = os.path.join(work, name, kind + ".json")
+    return json.load(open(path)) if os.path.exists(path) else None
+def ci(v):
+    return f"[{v[0]:.3f}, {v[1]:.3f}]" if v else "[-]"
+
+print("1. A/A (reference against reference): speedup should be 1.00 +- 0.02, interval containing 1")
+print(f"{'problem':14} {'ref ms':>8} {'speedup':>8} {'95% CI':>17} {'ok':>3}  {'noise floor':>11} {'95% CI':>17}  samples  stop")
+aa_ok = 0
+for name in names:
+    r = load(name, "aa")
+    p = r and r.get("performance")
+    if not p:
+        print(f"{name:14} no timing: {r and r['verdict']}: {r and r['reason']}")
+        continue
+    s, n = p["speedup"], p["noise_floor"] or {"median": float("nan"), "ci95": None}
+    ok = abs(s["median"] - 1) <= 0.02 and s["ci95"] and s["ci95"][0] <= 1 <= s["ci95"][1]
+    aa_ok += bool(ok)
+    print(f"{name:14} {p['reference']['median_ms']:8.3f} {s['median']:8.3f} {ci(s['ci95']):>17} {'yes' if ok else 'NO':>3}"
+          f"  {n['median']:11.3f} {ci(n['ci95']):>17}  {p['reference']['samples']:3}/{p['candidate']['samples']:<3}  {p['stop_reason']}"
+          + (f"  flags {','.join(p['flags'])}" if p["flags"] else ""))
+print(f"A/A within 1.00 +- 0.02 with 1 in the interval: {aa_ok} of {len(names)}")
+
+print("\n2. Double work (reference forward twice per call vs once): time ratio should be 2.0 +- 0.1")
+print(f"{'problem':14} {'ref ms':>8} {'cand ms':>8} {'ratio':>7} {'95% CI':>17} {'ok':>3}")
+tw_ok = 0
+for name in names:
+    r = load(name, "twice")
+    p = r and r.get("performance")
+    if not p:
+        print(f"{name:14} no timing: {r and r['verdict']}: {r and r['reason']}")
+        continue
+    s = p["speedup"]
+    ratio = 1 / s["median"]
+    lohi = [1 / s["ci95"][1], 1 / s["ci95"][0]] if s["ci95"] else None
+    ok = abs(ratio - 2) <= 0.1
+    tw_ok += ok
+    print(f"{name:14} {p['reference']['median_ms']:8.3f} {p['candidate']['median_ms']:8.3f} {ratio:7.3f} {ci(lohi):>17} {'yes' if ok else 'NO':>3}")
+print(f"double work within 2.0 +- 0.1: {tw_ok} of {len(names)}")
+
+print("\n3. Time per case (seconds): timing phase / whole verification")
+for name in names:
+    cells = []
+    for kind in ("aa", "twice"):
+        r = load(name, kind)
+        p = r and r.get("performance")
+        t = r and r["timings"].get("verify_s")
+        cells.append(f"{kind} {p['measure_s']:.2f} / {t:.2f}" if p and t else f"{kind} -")
+    print(f"{name:14} " + "   ".join(cells))
+bw = [load(n, "aa")["performance"].get("memory_bandwidth_gbs") for n in names if load(n, "aa") and load(n, "aa").get("performance")]
+bw = [b for b in bw if b]
+if bw:
+    print(f"\nmemory copy bandwidth measured by the reference worker: {min(bw):.1f}-{max(bw):.1f} GB/s")
+PY

@@ -1,0 +1,257 @@
+#include "verify/timing_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "verify/stats.h"
+#include "verify/tensor_compare.h"
+
+namespace kgym::verify {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kMaxWarmupRounds = 8;
+constexpr double kWarmupStable = 0.05;  // consecutive warm-up medians within 5 %
+constexpr int kMinRounds = 4;           // at least two rounds in each reference half
+constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
+
+// Clocks of two processes (both CLOCK_MONOTONIC) and the time a reply
+// takes to travel allow the inner sum to exceed the outer one by a little.
+constexpr double kClockSlack = 1.01;
+constexpr double kClockSlackNs = 200'000;
+// Unaccounted time per call the candidate may add before it is suspicious.
+constexpr double kExtraPerCallNs = 1'000'000;
+
+struct Batch {
+  std::vector<double> ns;
+  double outer_ns = 0;
+  Message reply;
+};
+
+class TimingSession {
+ public:
+  TimingSession(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
+                const std::function<void(const std::string&)>& note)
+      : config_(config),
+        timing_(config.timing),
+        inputs_(inputs),
+        exchange_(exchange),
+        note_(note),
+        rng_(inputs.check_seed) {}
+
+  TimingOutcome run();
+
+ private:
+  std::optional<Batch> batch(TimedSide side, int calls, int check_call, std::string_view what);
+  bool warm_up(TimedSide side, double& per_call_ns);
+  std::string compare(const Message& reference, const Message& candidate);
+  Performance summarize(const std::string& stop_reason);
+
+  const VerifierConfig& config_;
+  const TimingConfig& timing_;
+  const TimingInputs& inputs_;
+  const Exchange& exchange_;
+  const std::function<void(const std::string&)>& note_;
+  std::mt19937_64 rng_;
+  SteadyClock::time_point start_ = SteadyClock::now();
+  std::vector<double> reference_[2];  // the two interleaved halves (A/A)
+  std::vector<double> candidate_;
+  ClockTotals clocks_[2];  // reference, candidate
+  std::optional<double> bandwidth_gbs_;
+  std::uint64_t llc_bytes_ = kDefaultLlcBytes;
+};
+
+std::optional<Batch> TimingSession::batch(TimedSide side, int calls, int check_call, std::string_view what) {
+  Message request;
+  request.header = {{"op", "time"},
+                    {"calls", calls},
+                    {"warmup", 0},
+                    {"check_call", check_call},
+                    {"cache_flush", timing_.cache_flush}};
+  request.payloads.push_back(inputs_.blob);
+  auto sent = SteadyClock::now();
+  auto reply = exchange_(side, request, what);
+  if (!reply) return std::nullopt;
+  Batch b;
+  b.outer_ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - sent).count();
+  for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) b.ns.push_back(ns.get<double>());
+  b.reply = std::move(*reply);
+  return b;
+}
+
+// Untimed rounds of `warmup` calls until two consecutive round medians agree
+// within kWarmupStable (bounded by rounds and a quarter of the budget).
+bool TimingSession::warm_up(TimedSide side, double& per_call_ns) {
+  int calls = std::max(1, timing_.warmup);
+  std::optional<double> previous;
+  for (int round = 0; round < kMaxWarmupRounds; ++round) {
+    auto b = batch(side, calls, -1, "warming up");
+    if (!b) return false;
+    // What a call costs the budget: the parent's clock also sees cloning,
+    // cache flushing and the request itself.
+    per_call_ns = std::max(median(b->ns).value_or(0), b->outer_ns / calls);
+    double inner = median(b->ns).value_or(0);
+    bool stable = previous && std::abs(inner - *previous) <= kWarmupStable * *previous;
+    if (timing_.warmup == 0 || stable || SteadyClock::now() - start_ > timing_.budget / 4) break;
+    previous = inner;
+  }
+  return true;
+}
+
+std::string TimingSession::compare(const Message& reference, const Message& candidate) {
+  const auto& ref_outputs = reference.header.value("outputs", nlohmann::json::array());
+  const auto& cand_outputs = candidate.header.value("outputs", nlohmann::json::array());
+  if (ref_outputs.size() != cand_outputs.size() || reference.payloads.size() != ref_outputs.size() ||
+      candidate.payloads.size() != cand_outputs.size()) {
+    return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
+  }
+  for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
+    TensorBytes b{ref_outputs[i].value("dtype", ""),
+                  ref_outputs[i].value("shape", std::vector<std::int64_t>{}), reference.payloads[i]};
+    TensorBytes a{cand_outputs[i].value("dtype", ""),
+                  cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[i]};
+    auto configured = config_.tolerances.find(b.dtype);
+    Tolerance tolerance =
+        configured != config_.tolerances.end() ? configured->second : default_tolerance(b.dtype);
+    auto cmp = compare_tensors(a, b, tolerance);
+    if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
+  }
+  return "";
+}
+
+TimingOutcome TimingSession::run() {
+  TimingOutcome outcome;
+  Message bandwidth;
+  bandwidth.header = {{"op", "bandwidth"}};
+  auto measured = exchange_(TimedSide::kReference, bandwidth, "measuring memory bandwidth");
+  if (!measured) return {.call_failed = true};
+  if (auto gbs = measured->header.find("gbs"); gbs != measured->header.end() && gbs->is_number())
+    bandwidth_gbs_ = gbs->get<double>();
+  if (auto llc = measured->header.find("llc_bytes"); llc != measured->header.end() && llc->is_number())
+    llc_bytes_ = llc->get<std::uint64_t>();
+
+  double per_call_ns[2] = {0, 0};
+  if (!warm_up(TimedSide::kReference, per_call_ns[0]) || !warm_up(TimedSide::kCandidate, per_call_ns[1]))
+    return {.call_failed = true};
+
+  // Batches long enough to amortize a request, short enough that there are
+  // many of them for the alternation to cancel drift.
+  const int max_reps = std::max(2, timing_.max_repetitions);
+  const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
+  double batch_ns = std::chrono::duration<double, std::nano>(timing_.budget).count() / 40;
+  double slowest = std::max({per_call_ns[0], per_call_ns[1], 1.0});
+  const int per_batch = std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / 10));
+  note_(fmt::format("timing: warm {:.3f} ms / {:.3f} ms per call; batches of {}", per_call_ns[0] / 1e6,
+                    per_call_ns[1] / 1e6, per_batch));
+
+  std::string stop_reason;
+  for (int round = 0;; ++round) {
+    int calls = std::min(per_batch, max_reps - static_cast<int>(candidate_.size()));
+    int check_call = std::uniform_int_distribution<int>(0, calls - 1)(rng_);
+    // A B, then B A: neither side always runs right after the other.
+    std::optional<Batch> ref, cand;
+    if (round % 2 == 0) ref = batch(TimedSide::kReference, calls, check_call, "timing");
+    if (round % 2 == 0 && !ref) return {.call_failed = true};
+    cand = batch(TimedSide::kCandidate, calls, check_call, "timing");
+    if (!cand) return {.call_failed = true};
+    if (round % 2 == 1) ref = batch(TimedSide::kReference, calls, check_call, "timing");
+    if (!ref) return {.call_failed = true};
+    if (auto problem = compare(ref->reply, cand->reply); !problem.empty()) {
+      note_(fmt::format("timed call {} of round {} differs: {}", check_call, round, problem));
+      outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
+      return outcome;
+    }
+    // Halves by pairs of rounds, so each holds both orders (A B and B A).
+    auto& half = reference_[(round / 2) % 2];
+    half.insert(half.end(), ref->ns.begin(), ref->ns.end());
+    candidate_.insert(candidate_.end(), cand->ns.begin(), cand->ns.end());
+    for (auto [totals, b] : {std::pair{&clocks_[0], &*ref}, std::pair{&clocks_[1], &*cand}}) {
+      for (double ns : b->ns) totals->inner_ns += ns;
+      totals->outer_ns += b->outer_ns;
+      totals->calls += static_cast<int>(b->ns.size());
+    }
+    std::vector<double> all_reference = reference_[0];
+    all_reference.insert(all_reference.end(), reference_[1].begin(), reference_[1].end());
+    bool enough = round + 1 >= kMinRounds && static_cast<int>(candidate_.size()) >= min_samples;
+    auto ref_rse = median_rse(all_reference), cand_rse = median_rse(candidate_);
+    if (enough && ref_rse && cand_rse && *ref_rse <= timing_.target_rse && *cand_rse <= timing_.target_rse) {
+      stop_reason = "target_rse";
+    } else if (static_cast<int>(candidate_.size()) >= max_reps) {
+      stop_reason = "max_repetitions";
+    } else if (round + 1 >= 2 && SteadyClock::now() - start_ >= timing_.budget) {
+      stop_reason = "budget";
+    }
+    if (!stop_reason.empty()) break;
+  }
+  outcome.performance = summarize(stop_reason);
+  return outcome;
+}
+
+Performance TimingSession::summarize(const std::string& stop_reason) {
+  std::vector<double> all_reference = reference_[0];
+  all_reference.insert(all_reference.end(), reference_[1].begin(), reference_[1].end());
+  Performance perf;
+  perf.reference = timing_side_from_ns(all_reference);
+  perf.candidate = timing_side_from_ns(candidate_);
+  if (auto speedup = speedup_estimate(all_reference, candidate_)) perf.speedup = *speedup;
+  perf.noise_floor = speedup_estimate(reference_[0], reference_[1]);
+  perf.stop_reason = stop_reason;
+  perf.memory_bandwidth_gbs = bandwidth_gbs_;
+  perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  auto flag = [&](bool raised, const char* name) {
+    if (raised) perf.flags.push_back(name);
+  };
+  flag(perf.noise_floor && within_noise(perf.speedup, *perf.noise_floor), "within_noise");
+  flag(outer_clock_mismatch(clocks_[0], clocks_[1]), "outer_clock_mismatch");
+  flag(bandwidth_gbs_ &&
+           impossible_time(median(candidate_).value_or(0), inputs_.output_bytes, *bandwidth_gbs_, llc_bytes_),
+       "impossible_time");
+  flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
+  flag(perf.candidate.samples < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
+  note_(fmt::format("timing stopped ({}) after {:.2f} s: {} + {} reference, {} candidate samples; flags [{}]",
+                    stop_reason, *perf.measure_s, reference_[0].size(), reference_[1].size(),
+                    candidate_.size(), fmt::join(perf.flags, ", ")));
+  return perf;
+}
+
+}  // namespace
+
+bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate) {
+  for (const ClockTotals* side : {&reference, &candidate}) {
+    if (side->calls > 0 && side->inner_ns > side->outer_ns * kClockSlack + kClockSlackNs) return true;
+  }
+  if (reference.calls == 0 || candidate.calls == 0 || reference.outer_ns <= 0 || candidate.outer_ns <= 0)
+    return false;
+  double ref_share = reference.inner_ns / reference.outer_ns;
+  double cand_share = candidate.inner_ns / candidate.outer_ns;
+  double ref_gap = std::max(0.0, reference.outer_ns - reference.inner_ns) / reference.calls;
+  double cand_gap = std::max(0.0, candidate.outer_ns - candidate.inner_ns) / candidate.calls;
+  return cand_share < 0.5 * ref_share && cand_gap > 2 * ref_gap + kExtraPerCallNs;
+}
+
+bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, double bandwidth_gbs,
+                     std::uint64_t llc_bytes) {
+  if (bandwidth_gbs <= 0 || output_bytes <= llc_bytes) return false;
+  // bandwidth_gbs counts bytes read plus bytes written by a copy; writing
+  // alone may go up to twice as fast, hence the factor 2 in its favour.
+  double fastest_ns = static_cast<double>(output_bytes) / (2 * bandwidth_gbs);  // GB/s == bytes/ns
+  return candidate_median_ns < fastest_ns;
+}
+
+bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor) {
+  if (!speedup.ci95 || !noise_floor.ci95) return false;
+  return speedup.ci95->lo <= noise_floor.ci95->hi && speedup.ci95->hi >= noise_floor.ci95->lo;
+}
+
+TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
+                         const std::function<void(const std::string&)>& note) {
+  return TimingSession(config, inputs, exchange, note).run();
+}
+
+}  // namespace kgym::verify

@@ -1,0 +1,77 @@
+#pragma once
+// The timing phase of a verification (DESIGN.md "Timing"): the reference
+// and the candidate timed by the same worker code path in alternating
+// batches, warm-up until stable, batches until both medians are known to
+// target_rse or the budget ends, sampled re-checks of timed outputs, an A/A
+// noise floor and plausibility flags. Talks to the workers only through the
+// `Exchange` it is given, so the verifier keeps ownership of the processes
+// and of how their failures become verdicts.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+#include "core/result.h"
+#include "verify/protocol.h"
+
+namespace kgym::verify {
+
+enum class TimedSide { kReference, kCandidate };
+
+// Sends one request to a side and returns its successful reply, or nullopt
+// when the call failed (the exchange has then recorded why).
+using Exchange =
+    std::function<std::optional<Message>(TimedSide side, const Message& request, std::string_view what)>;
+
+struct TimingInputs {
+  std::string blob;                // serialized inputs, relayed to both sides
+  std::uint64_t output_bytes = 0;  // bytes of one call's outputs
+  std::uint64_t check_seed = 0;    // picks which timed call of a batch is re-checked
+};
+
+struct TimingOutcome {
+  std::optional<Performance> performance;  // set when timing finished
+  std::string mismatch;                    // set when a timed call's output differs
+  bool call_failed = false;                // the exchange failed; it holds the reason
+};
+
+// Runs the timing phase. `note` receives one-line log entries.
+TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
+                         const std::function<void(const std::string&)>& note);
+
+// ---- Plausibility checks of a timing, as pure functions over what the parent
+// observed. Each returns true when the flag it names should be raised.
+
+// What one side's timed batches added up to: the worker's own per-call
+// times (inner) and the parent's steady clock around each request (outer).
+struct ClockTotals {
+  double inner_ns = 0;  // sum of the per-call times the worker reported
+  double outer_ns = 0;  // sum of request-to-response times the parent measured
+  int calls = 0;        // timed calls in those batches
+};
+
+// `outer_clock_mismatch`: a side reports more time inside its calls than
+// passed outside them (the inner clock lies), or the candidate's calls leave
+// far more time unaccounted for than the reference's while its inner share
+// is implausibly small (work moved outside the timed window). Both sides
+// pay the same cloning, cache flushing and protocol cost per call, so their
+// unaccounted time per call should be alike.
+bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate);
+
+// `impossible_time`: the candidate's median call is shorter than writing
+// its outputs once at the measured memory bandwidth allows. Outputs that fit
+// in the last-level cache can be written faster than memory, so they are
+// never flagged.
+bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, double bandwidth_gbs,
+                     std::uint64_t llc_bytes);
+
+// `within_noise`: the speedup's interval overlaps the spread of the A/A
+// noise floor, so it cannot be told apart from the reference against itself.
+bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor);
+
+// `excessive_speedup`: more than this is rare enough to deserve a look.
+inline constexpr double kExcessiveSpeedup = 10.0;
+
+}  // namespace kgym::verify

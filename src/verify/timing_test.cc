@@ -1,0 +1,118 @@
+// The timing phase end to end with the real Python worker. The candidate
+// slot runs a problem file as a second reference (`candidate_is_reference`),
+// so these tests need no compiler and are independent of the static checks.
+// Skipped when no interpreter with torch is available.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "verify/python_env.h"
+#include "verify/verifier.h"
+
+namespace kgym::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kProblem = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 64)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+def get_inputs():
+    return [torch.randn(128, 64)]
+
+def get_init_inputs():
+    return []
+)";
+
+class TimingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto env = resolve_python(std::nullopt);
+    if (!env) GTEST_SKIP() << "no Python with torch";
+    python_ = env->python;
+    std::string pattern = (fs::temp_directory_path() / "kgym-timing-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    std::ofstream(dir_ / "problem.py") << kProblem;
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_, ec);
+  }
+
+  // Times the problem against `stand_in` (a problem file in the candidate's place).
+  CaseResult time_against(const std::string& stand_in) {
+    std::ofstream(dir_ / "stand_in.py") << stand_in;
+    VerifyRequest req;
+    req.case_id = "test/1_Timing";
+    req.problem = dir_ / "problem.py";
+    req.candidate = dir_ / "stand_in.py";
+    req.scratch_dir = dir_ / "scratch";
+    req.python = python_;
+    req.config.mode = "performance";
+    req.config.timing.warmup = 1;
+    req.config.timing.max_repetitions = 40;
+    req.config.timing.budget = std::chrono::milliseconds(1500);
+    req.device = "0";
+    req.run_seed = 7;
+    req.candidate_is_reference = true;
+    return verify_candidate(req);
+  }
+
+  std::string python_;
+  fs::path dir_;
+};
+
+TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
+  auto r = time_against(kProblem);
+  ASSERT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  ASSERT_TRUE(r.performance);
+  const Performance& p = *r.performance;
+  EXPECT_GE(p.candidate.samples, 10);
+  EXPECT_EQ(p.reference.samples, p.candidate.samples);
+  EXPECT_TRUE(p.stop_reason == "target_rse" || p.stop_reason == "budget" ||
+              p.stop_reason == "max_repetitions")
+      << p.stop_reason;
+  ASSERT_TRUE(p.noise_floor);
+  ASSERT_TRUE(p.speedup.ci95);
+  EXPECT_GT(p.speedup.median, 0.5);  // loose: the machine running the tests may be busy
+  EXPECT_LT(p.speedup.median, 2.0);
+  EXPECT_TRUE(p.memory_bandwidth_gbs);
+  EXPECT_TRUE(p.candidate.mad_ms);
+  EXPECT_TRUE(p.measure_s);
+  for (const auto& flag : p.flags) {
+    EXPECT_TRUE(flag == "within_noise" || flag == "few_samples") << flag;
+  }
+}
+
+TEST_F(TimingTest, TimedCallWithWrongOutputFailsCorrectness) {
+  // Right for the three correctness trials, wrong once it is being timed.
+  std::string drifting = std::string(kProblem) + R"(
+_Right = Model
+
+class Model(_Right):
+    calls = 0
+
+    def forward(self, x):
+        Model.calls += 1
+        return _Right.forward(self, x) + (Model.calls > 3)
+)";
+  auto r = time_against(drifting);
+  EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;
+  EXPECT_NE(r.reason.find("output of a timed call differs"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace kgym::verify
