@@ -30,6 +30,7 @@ CaseRow row_of(const CaseResult& r) {
   row.case_id = r.case_id;
   row.level = std::string(level_of(r.case_id));
   row.verdict = r.verdict;
+  if (r.cheat) row.cheat_rule = r.cheat->rule;
   row.reason = r.reason;
   if (r.performance) {
     row.speedup = r.performance->speedup.median;
@@ -137,6 +138,11 @@ std::optional<double> Tally::correctness_rate() const {
   return static_cast<double>(passed()) / selected;
 }
 
+std::optional<double> Tally::cheat_rate() const {
+  if (selected == 0) return std::nullopt;
+  return static_cast<double>(count(Verdict::kFailCheat)) / selected;
+}
+
 std::optional<double> speedup_of(const CaseResult& result) {
   if (!result.performance) return std::nullopt;
   return result.performance->speedup.median;
@@ -162,6 +168,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
     add_to(it->second, row);
     level_rows[row.level].push_back(&row);
     all_rows.push_back(&row);
+    if (row.cheat_rule) ++s.cheats_by_rule[*row.cheat_rule];
     if (usable_speedup(row) && row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
   }
   Geomean overall = geomean_of(speedups_of(all_rows));

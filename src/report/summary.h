@@ -50,6 +50,8 @@ struct Tally {
   int passed() const { return count(Verdict::kPass); }
   // passed / selected; nullopt when nothing was selected.
   std::optional<double> correctness_rate() const;
+  // fail_cheat / selected; nullopt when nothing was selected.
+  std::optional<double> cheat_rate() const;
 };
 
 struct FastP {
@@ -82,7 +84,8 @@ struct CaseRow {
   std::string case_id;
   std::string level;
   std::optional<Verdict> verdict;
-  std::optional<double> speedup;  // median, reference / candidate
+  std::optional<std::string> cheat_rule;  // the rule that fired, for fail_cheat
+  std::optional<double> speedup;          // median, reference / candidate
   std::optional<Interval> speedup_ci95;
   std::optional<double> reference_ms;
   std::optional<double> candidate_ms;
@@ -99,8 +102,9 @@ struct Summary {
   int speedup_cases = 0;                 // passing cases that entered the geometric mean
   // Passing cases whose speedup confidence interval lies entirely above 1.
   int faster_with_confidence = 0;
-  std::vector<LevelSummary> levels;  // natural level order
-  std::vector<CaseRow> cases;        // case id order (see case_order.h)
+  std::vector<LevelSummary> levels;           // natural level order
+  std::vector<CaseRow> cases;                 // case id order (see case_order.h)
+  std::map<std::string, int> cheats_by_rule;  // rule id -> fail_cheat cases it decided
 };
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become

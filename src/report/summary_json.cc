@@ -2,12 +2,13 @@
 // kSummarySchemaVersion; absent values are null, never 0):
 //   schema_version
 //   run:     {run_dir, status, started_at, finished_at, config_path, backend, mode, machine}
-//   totals:  {selected, finished, not_run, pass, correctness_rate, geomean_speedup,
+//   totals:  {selected, finished, not_run, pass, correctness_rate, cheat_rate,
+//             cheats_by_rule: {<rule id>: count}, geomean_speedup,
 //             geomean_ci95: [lo, hi], speedup_cases, faster_with_confidence,
 //             fast_p: [{p, count, rate, rate_ci95, point_count, point_rate}],
 //             verdicts: {<verdict>: count}}
 //             (fast_p count: speedup interval above p; point_count: median above p)
-//   levels:  [{level, selected, finished, not_run, pass, correctness_rate, verdicts,
+//   levels:  [{level, selected, finished, not_run, pass, correctness_rate, cheat_rate, verdicts,
 //              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
 //   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
 //              reference_ms, candidate_ms, reason}]
@@ -35,6 +36,7 @@ json tally_json(const Tally& t) {
           {"not_run", t.not_run},
           {"pass", t.passed()},
           {"correctness_rate", opt(t.correctness_rate())},
+          {"cheat_rate", opt(t.cheat_rate())},
           {"verdicts", verdict_counts(t)}};
 }
 
@@ -86,6 +88,7 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["speedup_cases"] = summary.speedup_cases;
   totals["faster_with_confidence"] = summary.faster_with_confidence;
   totals["fast_p"] = fast_p_json(summary.fast_p);
+  totals["cheats_by_rule"] = summary.cheats_by_rule;
 
   json levels = json::array();
   for (const LevelSummary& l : summary.levels) {

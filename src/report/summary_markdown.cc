@@ -84,9 +84,11 @@ std::string geomean_text(std::optional<double> value, std::optional<Interval> ci
 }
 
 void append_headline(std::string& md, const Summary& s) {
-  md += "| Cases | Pass | Correctness rate | Geomean speedup [95% CI] |\n|---:|---:|---:|---:|\n";
-  md += fmt::format("| {} | {} | {} | {} |\n\n", s.total.selected, s.total.passed(),
-                    format_rate(s.total.correctness_rate()),
+  md +=
+      "| Cases | Pass | Correctness rate | Cheat rate | Geomean speedup [95% CI] "
+      "|\n|---:|---:|---:|---:|---:|\n";
+  md += fmt::format("| {} | {} | {} | {} | {} |\n\n", s.total.selected, s.total.passed(),
+                    format_rate(s.total.correctness_rate()), format_rate(s.total.cheat_rate()),
                     geomean_text(s.geomean_speedup, s.geomean_ci95, s.speedup_cases));
   if (s.total.not_run > 0) {
     md += fmt::format(
@@ -114,6 +116,13 @@ void append_verdicts(std::string& md, const Tally& t) {
   }
   if (t.not_run > 0) md += fmt::format("| not run | {} |\n", t.not_run);
   md += "\n";
+}
+
+void append_cheats(std::string& md, const Summary& s) {
+  if (s.cheats_by_rule.empty()) return;
+  md += "## Cheats by rule\n\n| Rule | Cases |\n|---|---:|\n";
+  for (const auto& [rule, count] : s.cheats_by_rule) md += fmt::format("| `{}` | {} |\n", rule, count);
+  md += "\nRule ids are explained in docs/anti-cheat.md.\n\n";
 }
 
 void append_levels(std::string& md, const Summary& s) {
@@ -157,6 +166,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_run_lines(md, info);
   append_headline(md, summary);
   append_verdicts(md, summary.total);
+  append_cheats(md, summary);
   append_levels(md, summary);
   append_cases(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {

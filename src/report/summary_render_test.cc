@@ -49,9 +49,9 @@ TEST(SummaryMarkdown, HeadlineAndTables) {
   std::string md = summary_markdown(sample_summary(), sample_info());
   EXPECT_TRUE(contains(md, "# kgym run summary\n"));
   EXPECT_TRUE(contains(md,
-                       "| Cases | Pass | Correctness rate | Geomean speedup [95% CI] |\n"
-                       "|---:|---:|---:|---:|\n"
-                       "| 4 | 2 | 50.0% | 0.87\u00d7 ["));
+                       "| Cases | Pass | Correctness rate | Cheat rate | Geomean speedup [95% CI] |\n"
+                       "|---:|---:|---:|---:|---:|\n"
+                       "| 4 | 2 | 50.0% | 0.0% | 0.87\u00d7 ["));
   EXPECT_TRUE(contains(md, "] over 2 cases |\n"));
   // fast_p counts the 1.5x case (interval 1.35-1.65) above 1 and 1.2, not above 1.5.
   EXPECT_TRUE(contains(md, "| fast_1 | 1 (25.0%) ["));
@@ -86,7 +86,8 @@ TEST(SummaryTable, RowsAlignedAndWithinWidth) {
   EXPECT_FALSE(contains(table, "\x1b"));
   ASSERT_GE(lines.size(), 9u);
   EXPECT_EQ(lines[0],
-            "cases 4  pass 2  correctness 50.0%  fast_1 1 (25.0%)  fast_1.2 1 (25.0%)  fast_1.5 0 (0.0%)  "
+            "cases 4  pass 2  correctness 50.0%  cheat 0.0%  fast_1 1 (25.0%)  fast_1.2 1 (25.0%)  fast_1.5 "
+            "0 (0.0%)  "
             "fast_2 0 (0.0%)");
   lines.erase(lines.begin());  // the headline wraps: "geomean ..." is on a line of its own
   EXPECT_EQ(lines[0], "geomean 0.87\u00d7 over 2");

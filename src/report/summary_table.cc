@@ -46,6 +46,7 @@ std::vector<std::string> headline_items(const Summary& s) {
       fmt::format("cases {}", s.total.selected),
       fmt::format("pass {}", s.total.passed()),
       fmt::format("correctness {}", format_rate(s.total.correctness_rate())),
+      fmt::format("cheat {}", format_rate(s.total.cheat_rate())),
   };
   for (const FastP& f : s.fast_p) {
     if (f.threshold == 0.0) continue;

@@ -38,6 +38,26 @@ TEST(Summarize, CountsEverySelectedCase) {
   EXPECT_DOUBLE_EQ(*s.total.correctness_rate(), 4.0 / 8.0);  // not-run cases are in the denominator
 }
 
+TEST(Summarize, CheatsAreCountedPerRuleWithTheirRate) {
+  CaseResult a = make_result("level1/1_A", Verdict::kFailCheat);
+  a.cheat = CheatFinding{"static.no_kernel", "static", "model_new.py:3: torch.relu"};
+  CaseResult b = make_result("level1/2_B", Verdict::kFailCheat);
+  b.cheat = CheatFinding{"static.no_kernel", "static", "model_new.py:9: torch.mm"};
+  CaseResult c = make_result("level1/3_C", Verdict::kFailCheat);
+  c.cheat = CheatFinding{"static.monkeypatch", "static", "model_new.py:4: time.perf_counter ="};
+  Summary s = summarize({a, b, c, make_result("level1/4_D", Verdict::kPass, 1.5)});
+  EXPECT_EQ(s.cheats_by_rule.at("static.no_kernel"), 2);
+  EXPECT_EQ(s.cheats_by_rule.at("static.monkeypatch"), 1);
+  ASSERT_TRUE(s.total.cheat_rate());
+  EXPECT_DOUBLE_EQ(*s.total.cheat_rate(), 0.75);
+  std::string md = summary_markdown(s, RunInfo{});
+  EXPECT_NE(md.find("| `static.no_kernel` | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("75.0%"), std::string::npos) << md;
+  nlohmann::json j = summary_json(s, RunInfo{});
+  EXPECT_EQ(j["totals"]["cheats_by_rule"]["static.monkeypatch"], 1);
+  EXPECT_DOUBLE_EQ(j["totals"]["cheat_rate"].get<double>(), 0.75);
+}
+
 TEST(Summarize, FastPCountsOnlyPassingCasesAboveThreshold) {
   Summary s = sample_summary();
   ASSERT_EQ(s.fast_p.size(), 5u);

@@ -30,6 +30,7 @@ check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json
 check "fail_correctness carries its evidence" grep -q '"max_abs_err": [0-9]' "$RUN/cases/level1/3_SumReduction/result.json"
 check "a passing case has a speedup" grep -q '"speedup": {' "$RUN/cases/level1/1_ReLU/result.json"
 check "summary.json counts 5 passes" grep -qE '"pass": 5' "$RUN/summary.json"
+check "summary.md counts cheats by rule" grep -qF '| `static.no_kernel` | 1 |' "$RUN/summary.md"
 check "fail_cheat names its rule" grep -q '"rule": "static.no_kernel"' "$RUN/cases/level1/2_LeakyReLU/result.json"
 
 expect_exit 0 "kgym monitor --once" "$KGYM" monitor "$RUN" --once
