@@ -1,4 +1,5 @@
 #include "core/case_set.h"
+#include "util/temp_dir.h"
 
 #include <unistd.h>
 
@@ -18,13 +19,8 @@ namespace fs = std::filesystem;
 class CaseSetTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "kgym-cases-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
+    ASSERT_FALSE(temp_.path().empty());
+    root_ = temp_.path();
   }
 
   void touch(const std::string& relative) {
@@ -59,6 +55,7 @@ class CaseSetTest : public ::testing::Test {
     return cases ? std::string() : cases.error().message;
   }
 
+  util::TempDir temp_{"kgym-cases"};
   fs::path root_;
 };
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/config.h"
+#include "util/temp_dir.h"
 
 namespace kgym::testing_config {
 namespace fs = std::filesystem;
@@ -32,17 +33,13 @@ constexpr std::string_view kMinimal =
 class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "kgym-config-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(temp_.path().empty());
+    dir_ = temp_.path();
     saved_cwd_ = fs::current_path();
     fs::create_directories(dir_ / "bench" / "level1");
     fs::create_directories(dir_ / "solutions");
   }
-  void TearDown() override {
-    fs::current_path(saved_cwd_);
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { fs::current_path(saved_cwd_); }
 
   fs::path write(std::string_view text, const fs::path& name = "config.yaml") {
     fs::path path = dir_ / name;
@@ -70,6 +67,7 @@ class ConfigTest : public ::testing::Test {
            "': ";
   }
 
+  util::TempDir temp_{"kgym-config"};
   fs::path dir_;
   fs::path saved_cwd_;
 };

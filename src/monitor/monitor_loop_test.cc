@@ -1,4 +1,5 @@
 #include "monitor/monitor_loop.h"
+#include "util/temp_dir.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -13,9 +14,8 @@ namespace fs = std::filesystem;
 class MonitorLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "kgym-monitor-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(temp_.path().empty());
+    dir_ = temp_.path();
     out_ = std::tmpfile();
     err_ = std::tmpfile();
     ASSERT_NE(out_, nullptr);
@@ -24,8 +24,6 @@ class MonitorLoopTest : public ::testing::Test {
   void TearDown() override {
     std::fclose(out_);
     std::fclose(err_);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
   void write_state(const std::string& status) {
     RunState s;
@@ -59,6 +57,7 @@ class MonitorLoopTest : public ::testing::Test {
     return o;
   }
 
+  util::TempDir temp_{"kgym-monitor"};
   fs::path dir_;
   std::FILE* out_ = nullptr;
   std::FILE* err_ = nullptr;

@@ -8,6 +8,7 @@
 #include "report/report_test_util.h"
 #include "report/run_info.h"
 #include "util/fs.h"
+#include "util/temp_dir.h"
 
 namespace kgym::report {
 namespace {
@@ -18,13 +19,8 @@ using testing::make_result;
 class LoadResultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "kgym-report-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    run_dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(run_dir_, ec);
+    ASSERT_FALSE(temp_.path().empty());
+    run_dir_ = temp_.path();
   }
   void write(const fs::path& relative, const std::string& text) {
     fs::create_directories((run_dir_ / relative).parent_path());
@@ -34,6 +30,7 @@ class LoadResultsTest : public ::testing::Test {
     write(fs::path("cases") / r.case_id / "result.json", to_json(r).dump());
   }
 
+  util::TempDir temp_{"kgym-report"};
   fs::path run_dir_;
 };
 

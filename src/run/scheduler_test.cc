@@ -7,6 +7,7 @@
 
 #include "util/fake_process_runner.h"
 #include "util/fs.h"
+#include "util/temp_dir.h"
 
 namespace kgym::run {
 namespace {
@@ -36,9 +37,8 @@ class SilentPrinter : public Printer {
 class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("kgym-sched-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    ASSERT_FALSE(temp_.path().empty());
+    root_ = temp_.path();
     fs::create_directories(root_ / "bench" / "level1");
     fs::create_directories(root_ / "run");
     for (int n = 1; n <= 4; ++n) {
@@ -57,7 +57,6 @@ class SchedulerTest : public ::testing::Test {
     options_.worker_script = root_ / "worker.py";
     options_.python = "python3";
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   // A fake world where the probe succeeds, and verification ends with
   // `verdict` unless `verify_writes_nothing`.
@@ -104,6 +103,7 @@ class SchedulerTest : public ::testing::Test {
   std::function<FakeOutcome(const ProcessSpec&)> script = [this](const ProcessSpec& s) {
     return default_script(s);
   };
+  util::TempDir temp_{"kgym-sched"};
   fs::path root_;
   std::vector<Case> cases_;
   Config config_;

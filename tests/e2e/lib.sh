@@ -9,6 +9,7 @@ TMP="$(mktemp -d "${TMPDIR:-/tmp}/kgym-e2e.XXXXXX")"
 PASSED=0
 FAILED=0
 trap 'rm -rf "$TMP"' EXIT
+export TMPDIR="$TMP"  # scratch dirs that kgym keeps for failed verifications land here too
 
 ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$1"; }
 bad() { FAILED=$((FAILED + 1)); printf 'FAIL %s\n' "$1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; return 0; }
