@@ -47,7 +47,8 @@ Command add_monitor_command(CLI::App& root) {
       root.add_subcommand("monitor", "Show the live state of a run (reads RUN_DIR/state.json only)");
   app->add_option("STATE_DIR", args->state_dir, "Run directory, or the path of its state.json")->required();
   app->add_flag("--once", args->once, "Print one frame and exit (2 if the state cannot be read)");
-  app->add_option("--interval", args->interval_s, "Seconds between redraws (default: the run's monitor.poll_sec)")
+  app->add_option("--interval", args->interval_s,
+                  "Seconds between redraws (default: the run's monitor.poll_sec)")
       ->check(CLI::Range(0.1, 3600.0));
   return {app, [args] { return run_monitor_command(*args); }};
 }

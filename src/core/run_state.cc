@@ -49,10 +49,10 @@ CaseState case_from(const json& j) {
 json to_json(const RunState& s) {
   json cases = json::array();
   for (const CaseState& c : s.cases) cases.push_back(case_json(c));
-  return {{"schema_version", s.schema_version}, {"run_dir", s.run_dir},       {"status", s.status},
-          {"harness_pid", s.harness_pid},       {"started_at", s.started_at}, {"updated_at", s.updated_at},
-          {"monitor_poll_sec", s.monitor_poll_sec},
-          {"cases", std::move(cases)}};
+  return {
+      {"schema_version", s.schema_version},     {"run_dir", s.run_dir},       {"status", s.status},
+      {"harness_pid", s.harness_pid},           {"started_at", s.started_at}, {"updated_at", s.updated_at},
+      {"monitor_poll_sec", s.monitor_poll_sec}, {"cases", std::move(cases)}};
 }
 
 RunState run_state_from_json(const json& j) {
