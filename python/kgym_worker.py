@@ -13,47 +13,30 @@ import argparse
 import ast
 import ctypes
 import importlib.util
-import io
 import json
 import os
 import shutil
 import sys
 import time
-import traceback
 import types
+
+from kgym_worker_common import WorkerError, exception_line, log, traceback_tail
+from kgym_worker_devices import (
+    BACKENDS,
+    describe,
+    dtype_name,
+    flatten_outputs,
+    last_level_cache_bytes,
+    load_from,
+    map_tensors,
+    save_to_bytes,
+    tensor_bytes,
+)
 
 PROTOCOL_VERSION = 1
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
-
-class WorkerError(Exception):
-    """An expected failure with a kind the parent maps to a verdict."""
-
-    def __init__(self, kind, message, detail=""):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.detail = detail
-
-
-def log(*parts):
-    print("[kgym-worker]", *parts, file=sys.stderr, flush=True)
-
-
-def last_line(text):
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def exception_line(exc):
-    text = last_line(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def traceback_tail(exc, lines=30):
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return "\n".join(text.splitlines()[-lines:])
 
 
 # ---------------------------------------------------------------- loading
@@ -149,284 +132,6 @@ def classify_import_failure(exc):
         summary = " | ".join((compiler_lines or error_lines)[-3:]) or exception_line(exc)
         return WorkerError("compile", summary, "\n".join(text.splitlines()[-40:]))
     return WorkerError("import", exception_line(exc), tail)
-
-
-# ---------------------------------------------------------------- backends
-
-
-def parse_cores(spec):
-    if not spec or spec == "all":
-        return None
-    cores = []
-    for part in spec.split(","):
-        lo, sep, hi = part.partition("-")
-        cores.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
-    return cores
-
-
-def map_tensors(obj, fn):
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(map_tensors(item, fn) for item in obj)
-    if isinstance(obj, dict):
-        return {key: map_tensors(value, fn) for key, value in obj.items()}
-    return obj
-
-
-def last_level_cache_bytes():
-    """Size of the largest CPU cache cpu0 reports, or None when unreadable."""
-    largest = None
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        entries = os.listdir(base)
-    except OSError:
-        return None
-    for entry in entries:
-        try:
-            with open(os.path.join(base, entry, "size")) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
-        digits = text[:-1] if scale != 1 else text
-        if digits.isdigit():
-            largest = max(largest or 0, int(digits) * scale)
-    return largest
-
-
-class CpuBackend:
-    """Timing on the host: perf_counter_ns around each call.
-
-    Every timed call gets fresh copies of the inputs, made (and, with
-    cache_flush, followed by a cache-evicting write) before its timer starts,
-    so neither the copy nor the flush is measured. Both roles use this path.
-    """
-
-    name = "cpu"
-
-    def __init__(self, threads, cores):
-        import torch
-
-        self.torch = torch
-        self.flush_buffer = None
-        self.flush_value = 0
-        self.cores = parse_cores(cores)
-        if self.cores is not None and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, self.cores)
-        if threads > 0:
-            torch.set_num_threads(threads)
-
-    def to_device(self, obj):
-        return obj
-
-    def module_to_device(self, module):
-        return module
-
-    def synchronize(self):
-        pass
-
-    def flush_bytes(self):
-        # Twice the last-level cache, at least 32 MB.
-        return max(2 * (last_level_cache_bytes() or 0), 32 << 20)
-
-    def flush_cache(self):
-        if self.flush_buffer is None:
-            self.flush_buffer = self.to_device(self.torch.empty(self.flush_bytes() // 4, dtype=self.torch.int32))
-        self.flush_value = (self.flush_value + 1) & 0xFF
-        self.flush_buffer.fill_(self.flush_value)
-        self.synchronize()
-
-    def start_timer(self):
-        self.synchronize()
-        return time.perf_counter_ns()
-
-    def stop_timer(self, start):
-        self.synchronize()
-        return time.perf_counter_ns() - start
-
-    def time_calls(self, fn, fresh_inputs, warmup, calls, keep_call=-1, flush=False):
-        """Runs `warmup` untimed then `calls` timed calls of fn(fresh_inputs()).
-
-        Returns (per-call nanoseconds, the output of timed call `keep_call` or
-        None)."""
-        for _ in range(warmup):
-            fn(fresh_inputs())
-            self.synchronize()
-        samples, kept = [], None
-        for index in range(calls):
-            args = fresh_inputs()
-            if flush:
-                self.flush_cache()
-            start = self.start_timer()
-            output = fn(args)
-            samples.append(self.stop_timer(start))
-            if index == keep_call:
-                kept = output
-            del output, args
-        return samples, kept
-
-    def copy_bandwidth_gbs(self, nbytes=128 << 20, repeats=5):
-        """Best copy rate (bytes read + bytes written per ns) of a buffer far
-        larger than the caches."""
-        torch = self.torch
-        src = self.to_device(torch.ones(nbytes // 4, dtype=torch.float32))
-        dst = torch.empty_like(src)
-        dst.copy_(src)
-        best = None
-        for _ in range(repeats):
-            start = self.start_timer()
-            dst.copy_(src)
-            elapsed = self.stop_timer(start)
-            best = elapsed if best is None else min(best, elapsed)
-        return 2 * nbytes / max(best, 1)
-
-
-class CudaBackend(CpuBackend):
-    """Timing with CUDA events recorded on the current stream; the L2 is
-    flushed with a 256 MB memset."""
-
-    name = "cuda"
-
-    def __init__(self, threads, cores):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise WorkerError("unsupported", "backend cuda: torch.cuda.is_available() is False on this machine")
-        super().__init__(threads, cores)
-
-    def to_device(self, obj):
-        return map_tensors(obj, lambda t: t.cuda())
-
-    def module_to_device(self, module):
-        return module.cuda()
-
-    def synchronize(self):
-        self.torch.cuda.synchronize()
-
-    def flush_bytes(self):
-        return 256 << 20
-
-    def event(self):
-        return self.torch.cuda.Event(enable_timing=True)
-
-    def start_timer(self):
-        self.synchronize()
-        start, end = self.event(), self.event()
-        start.record()
-        return start, end
-
-    def stop_timer(self, timer):
-        start, end = timer
-        end.record()
-        self.synchronize()
-        return int(start.elapsed_time(end) * 1e6)
-
-
-class NpuBackend(CudaBackend):
-    """Timing with torch_npu events; same structure as CUDA."""
-
-    name = "npu"
-
-    def __init__(self, threads, cores):
-        try:
-            import torch_npu  # noqa: F401
-        except ImportError as exc:
-            raise WorkerError("unsupported", f"backend npu needs torch_npu, which cannot be imported: {exc}")
-        CpuBackend.__init__(self, threads, cores)
-
-    def to_device(self, obj):
-        return map_tensors(obj, lambda t: t.npu())
-
-    def module_to_device(self, module):
-        return module.npu()
-
-    def synchronize(self):
-        self.torch.npu.synchronize()
-
-    def event(self):
-        return self.torch.npu.Event(enable_timing=True)
-
-
-BACKENDS = {"cpu": CpuBackend, "cuda": CudaBackend, "npu": NpuBackend}
-
-
-# ---------------------------------------------------------------- tensors
-
-
-def dtype_name(dtype):
-    return str(dtype).replace("torch.", "")
-
-
-def describe(value):
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return {"kind": "tensor", "dtype": dtype_name(value.dtype), "shape": list(value.shape), "repr": ""}
-    if isinstance(value, bool):
-        kind = "bool"
-    elif isinstance(value, int):
-        kind = "int"
-    elif isinstance(value, float):
-        kind = "float"
-    else:
-        kind = "other"
-    return {"kind": kind, "dtype": "", "shape": [], "repr": repr(value)[:80]}
-
-
-def flatten_outputs(output):
-    """The model output as a flat list of CPU tensors (tuples/lists flattened)."""
-    import torch
-
-    flat = []
-
-    def visit(value):
-        if isinstance(value, (list, tuple)):
-            for item in value:
-                visit(item)
-        elif isinstance(value, torch.Tensor):
-            flat.append(value.detach().to("cpu").contiguous())
-        elif isinstance(value, (bool, int, float)):
-            flat.append(torch.tensor(value))
-        else:
-            raise WorkerError("exception", f"forward returned an unsupported {type(value).__name__}")
-
-    visit(output)
-    return flat
-
-
-def tensor_bytes(tensor):
-    """Zero-copy view of a contiguous CPU tensor's bytes (no numpy needed)."""
-    nbytes = tensor.numel() * tensor.element_size()
-    if nbytes == 0:
-        return b""
-    if tensor.is_complex():
-        raise WorkerError("exception", f"output dtype {dtype_name(tensor.dtype)} is not supported")
-    return memoryview((ctypes.c_char * nbytes).from_address(tensor.data_ptr())).cast("B")
-
-
-def save_to_bytes(obj):
-    import torch
-
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    return buffer.getvalue()
-
-
-def load_from(source):
-    import torch
-
-    if isinstance(source, (bytes, bytearray)):
-        source = io.BytesIO(source)
-    try:
-        return torch.load(source, map_location="cpu", weights_only=False)
-    except TypeError:  # torch without the weights_only parameter
-        if hasattr(source, "seek"):
-            source.seek(0)
-        return torch.load(source, map_location="cpu")
-
 
 # ---------------------------------------------------------------- channel
 

@@ -50,10 +50,16 @@ std::vector<std::string> probe_command(const ProbeRequest& req, const std::files
 }
 
 std::expected<void, std::string> write_worker_script(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec)) ::chmod(path.c_str(), 0644);  // replace an older copy
-  if (auto written = util::write_file_atomic(path, worker_script()); !written) return written;
-  if (::chmod(path.c_str(), 0444) != 0) return std::unexpected("cannot make " + path.string() + " read-only");
+  for (const WorkerFile& file : worker_files()) {
+    // The entry script goes to `path`, its modules beside it.
+    std::filesystem::path target =
+        file.name == worker_files().front().name ? path : path.parent_path() / file.name;
+    std::error_code ec;
+    if (std::filesystem::exists(target, ec)) ::chmod(target.c_str(), 0644);  // replace an older copy
+    if (auto written = util::write_file_atomic(target, file.source); !written) return written;
+    if (::chmod(target.c_str(), 0444) != 0)
+      return std::unexpected("cannot make " + target.string() + " read-only");
+  }
   return {};
 }
 

@@ -42,8 +42,8 @@ struct ProbeRequest {
 std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
                                        const std::filesystem::path& out_json);
 
-// Writes the embedded worker script to `path` (mode 0444). Returns an error
-// message on failure.
+// Writes the embedded worker script to `path` and its modules beside it
+// (mode 0444). Returns an error message on failure.
 std::expected<void, std::string> write_worker_script(const std::filesystem::path& path);
 
 // Parses the probe document; on a worker-side error returns its message

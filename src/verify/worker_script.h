@@ -1,10 +1,18 @@
 #pragma once
-// The Python worker (python/kgym_worker.py), embedded at build time so the
+// The Python worker (python/kgym_worker*.py), embedded at build time so the
 // binary needs no install tree.
+#include <span>
 #include <string_view>
 
 namespace kgym::verify {
 
-std::string_view worker_script();
+struct WorkerFile {
+  std::string_view name;  // file name, e.g. "kgym_worker.py"
+  std::string_view source;
+};
+
+// The worker's files; the first is the entry script, the others are modules
+// it imports from its own directory.
+std::span<const WorkerFile> worker_files();
 
 }  // namespace kgym::verify
