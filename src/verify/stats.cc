@@ -32,6 +32,12 @@ Interval percentile_interval(std::vector<double> values) {
   return Interval{at(0.025), at(0.975)};
 }
 
+std::vector<double> flatten(const Blocks& blocks) {
+  std::vector<double> out;
+  for (const auto& block : blocks) out.insert(out.end(), block.begin(), block.end());
+  return out;
+}
+
 }  // namespace
 
 std::optional<double> median(std::vector<double> samples) {
@@ -105,6 +111,31 @@ std::optional<SpeedupEstimate> speedup_estimate(const std::vector<double>& refer
     if (c > 0) ratios.push_back(r / c);
   }
   if (!ratios.empty()) estimate.ci95 = percentile_interval(std::move(ratios));
+  return estimate;
+}
+
+std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,
+                                                       BootstrapOptions options) {
+  std::size_t pairs = std::min(reference.size(), candidate.size());
+  if (pairs < kMinBootstrapBlocks) return speedup_estimate(flatten(reference), flatten(candidate), options);
+  auto estimate = speedup_estimate(flatten(reference), flatten(candidate), {.resamples = 0});
+  if (!estimate || options.resamples < 1) return estimate;
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<std::size_t> pick(0, pairs - 1);
+  std::vector<double> ratios, r, c;
+  ratios.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) {
+    r.clear();
+    c.clear();
+    for (std::size_t k = 0; k < pairs; ++k) {
+      std::size_t b = pick(rng);
+      r.insert(r.end(), reference[b].begin(), reference[b].end());
+      c.insert(c.end(), candidate[b].begin(), candidate[b].end());
+    }
+    auto rm = median(r), cm = median(c);
+    if (rm && cm && *cm > 0) ratios.push_back(*rm / *cm);
+  }
+  if (!ratios.empty()) estimate->ci95 = percentile_interval(std::move(ratios));
   return estimate;
 }
 

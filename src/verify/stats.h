@@ -46,6 +46,21 @@ std::optional<SpeedupEstimate> speedup_estimate(const std::vector<double>& refer
                                                 const std::vector<double>& candidate,
                                                 BootstrapOptions options = {});
 
+// Samples grouped by the batch (block) that produced them, in time order.
+using Blocks = std::vector<std::vector<double>>;
+
+// The same ratio over samples taken in blocks, where block i of the
+// reference and block i of the candidate were measured next to each other
+// (one alternation round). The interval comes from a paired block
+// bootstrap: whole rounds are resampled, so drift that moves every sample
+// of a round together widens the interval instead of being mistaken for
+// precision, while the pairing keeps what alternation cancels cancelled.
+// With fewer than kMinBootstrapBlocks pairs it falls back to resampling
+// single samples. Extra blocks on either side are left out of the interval.
+inline constexpr std::size_t kMinBootstrapBlocks = 4;
+std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,
+                                                       BootstrapOptions options = {});
+
 // A timing side in milliseconds from samples in nanoseconds.
 TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options = {});
 

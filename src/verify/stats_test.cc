@@ -99,6 +99,68 @@ TEST(Stats, TimingSideConvertsNanosecondsToMilliseconds) {
   EXPECT_DOUBLE_EQ(*side.mad_ms, 1.0);
 }
 
+// Rounds whose samples all move together (load, frequency): round i scales
+// every sample of both sides by the same factor when `shared`, by factors of
+// its own per side otherwise.
+std::pair<Blocks, Blocks> drifting_rounds(double ratio, bool shared, int rounds = 20, int per_round = 10) {
+  Blocks reference, candidate;
+  for (int i = 0; i < rounds; ++i) {
+    double drift_r = 1 + 0.2 * ((i * 7) % 5 - 2) / 2.0;
+    double drift_c = shared ? drift_r : 1 + 0.2 * ((i * 3) % 5 - 2) / 2.0;
+    std::vector<double> r, c;
+    for (int k = 0; k < per_round; ++k) {
+      double jitter = 1 + 0.001 * (k % 3);
+      r.push_back(100 * ratio * drift_r * jitter);
+      c.push_back(100 * drift_c * jitter);
+    }
+    reference.push_back(r);
+    candidate.push_back(c);
+  }
+  return {reference, candidate};
+}
+
+TEST(Stats, PairedBlocksCancelSharedDrift) {
+  auto [reference, candidate] = drifting_rounds(2.0, /*shared=*/true);
+  auto paired = paired_speedup_estimate(reference, candidate);
+  ASSERT_TRUE(paired && paired->ci95);
+  EXPECT_NEAR(paired->median, 2.0, 0.01);
+  EXPECT_GE(paired->ci95->hi, 2.0);
+  EXPECT_LE(paired->ci95->lo, 2.0);
+  EXPECT_LT(paired->ci95->hi - paired->ci95->lo, 0.15);
+}
+
+TEST(Stats, BlockIntervalIsWiderThanSampleIntervalUnderDrift) {
+  // Drift that is not shared by the two sides: resampling single samples
+  // treats the 10 samples of a round as independent and is overconfident.
+  auto [reference, candidate] = drifting_rounds(1.0, /*shared=*/false);
+  auto paired = paired_speedup_estimate(reference, candidate);
+  std::vector<double> r, c;
+  for (const auto& b : reference) r.insert(r.end(), b.begin(), b.end());
+  for (const auto& b : candidate) c.insert(c.end(), b.begin(), b.end());
+  auto naive = speedup_estimate(r, c);
+  ASSERT_TRUE(paired && paired->ci95 && naive && naive->ci95);
+  EXPECT_DOUBLE_EQ(paired->median, naive->median);
+  EXPECT_GT(paired->ci95->hi - paired->ci95->lo, 1.5 * (naive->ci95->hi - naive->ci95->lo));
+}
+
+TEST(Stats, FewBlocksFallBackToSamples) {
+  Blocks reference = {{10, 11, 12}, {10, 11, 13}}, candidate = {{5, 6, 5}, {5, 5, 6}};
+  auto paired = paired_speedup_estimate(reference, candidate);
+  auto naive = speedup_estimate({10, 11, 12, 10, 11, 13}, {5, 6, 5, 5, 5, 6});
+  ASSERT_TRUE(paired && naive && paired->ci95 && naive->ci95);
+  EXPECT_EQ(paired->median, naive->median);
+  EXPECT_EQ(paired->ci95->lo, naive->ci95->lo);
+  EXPECT_EQ(paired->ci95->hi, naive->ci95->hi);
+  EXPECT_FALSE(paired_speedup_estimate({}, {{1}}));
+}
+
+TEST(TimingChecks, ReferenceHalvesAlternatePairsOfRounds) {
+  Blocks rounds = {{0}, {1}, {2}, {3}, {4}, {5}, {6}};
+  auto [a, b] = reference_halves(rounds);
+  EXPECT_EQ(a, (Blocks{{0, 1}, {4, 5}}));
+  EXPECT_EQ(b, (Blocks{{2, 3}}));  // round 6 has no partner and is left out
+}
+
 TEST(TimingChecks, OuterClock) {
   ClockTotals honest_ref{9e6, 10e6, 10}, honest_cand{4.5e6, 5.5e6, 10};
   EXPECT_FALSE(outer_clock_mismatch(honest_ref, honest_cand));

@@ -60,9 +60,10 @@ class TimingSession {
   const std::function<void(const std::string&)>& note_;
   std::mt19937_64 rng_;
   SteadyClock::time_point start_ = SteadyClock::now();
-  std::vector<double> reference_[2];  // the two interleaved halves (A/A)
-  std::vector<double> candidate_;
-  ClockTotals clocks_[2];  // reference, candidate
+  // Per round (one reference and one candidate batch, taken back to back).
+  Blocks reference_rounds_, candidate_rounds_;
+  std::vector<double> reference_, candidate_;  // all samples, in order
+  ClockTotals clocks_[2];                      // reference, candidate
   std::optional<double> bandwidth_gbs_;
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
 };
@@ -167,19 +168,17 @@ TimingOutcome TimingSession::run() {
       outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
       return outcome;
     }
-    // Halves by pairs of rounds, so each holds both orders (A B and B A).
-    auto& half = reference_[(round / 2) % 2];
-    half.insert(half.end(), ref->ns.begin(), ref->ns.end());
+    reference_rounds_.push_back(ref->ns);
+    candidate_rounds_.push_back(cand->ns);
+    reference_.insert(reference_.end(), ref->ns.begin(), ref->ns.end());
     candidate_.insert(candidate_.end(), cand->ns.begin(), cand->ns.end());
     for (auto [totals, b] : {std::pair{&clocks_[0], &*ref}, std::pair{&clocks_[1], &*cand}}) {
       for (double ns : b->ns) totals->inner_ns += ns;
       totals->outer_ns += b->outer_ns;
       totals->calls += static_cast<int>(b->ns.size());
     }
-    std::vector<double> all_reference = reference_[0];
-    all_reference.insert(all_reference.end(), reference_[1].begin(), reference_[1].end());
     bool enough = round + 1 >= kMinRounds && static_cast<int>(candidate_.size()) >= min_samples;
-    auto ref_rse = median_rse(all_reference), cand_rse = median_rse(candidate_);
+    auto ref_rse = median_rse(reference_), cand_rse = median_rse(candidate_);
     if (enough && ref_rse && cand_rse && *ref_rse <= timing_.target_rse && *cand_rse <= timing_.target_rse) {
       stop_reason = "target_rse";
     } else if (static_cast<int>(candidate_.size()) >= max_reps) {
@@ -194,13 +193,12 @@ TimingOutcome TimingSession::run() {
 }
 
 Performance TimingSession::summarize(const std::string& stop_reason) {
-  std::vector<double> all_reference = reference_[0];
-  all_reference.insert(all_reference.end(), reference_[1].begin(), reference_[1].end());
   Performance perf;
-  perf.reference = timing_side_from_ns(all_reference);
+  perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
-  if (auto speedup = speedup_estimate(all_reference, candidate_)) perf.speedup = *speedup;
-  perf.noise_floor = speedup_estimate(reference_[0], reference_[1]);
+  if (auto speedup = paired_speedup_estimate(reference_rounds_, candidate_rounds_)) perf.speedup = *speedup;
+  auto [half_a, half_b] = reference_halves(reference_rounds_);
+  perf.noise_floor = paired_speedup_estimate(half_a, half_b);
   perf.stop_reason = stop_reason;
   perf.memory_bandwidth_gbs = bandwidth_gbs_;
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
@@ -214,13 +212,25 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
        "impossible_time");
   flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
   flag(perf.candidate.samples < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
-  note_(fmt::format("timing stopped ({}) after {:.2f} s: {} + {} reference, {} candidate samples; flags [{}]",
-                    stop_reason, *perf.measure_s, reference_[0].size(), reference_[1].size(),
-                    candidate_.size(), fmt::join(perf.flags, ", ")));
+  note_(fmt::format(
+      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples; flags [{}]",
+      stop_reason, *perf.measure_s, reference_rounds_.size(), reference_.size(), candidate_.size(),
+      fmt::join(perf.flags, ", ")));
   return perf;
 }
 
 }  // namespace
+
+std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds) {
+  std::pair<Blocks, Blocks> halves;
+  for (std::size_t i = 0; i + 1 < rounds.size(); i += 2) {
+    auto& half = (i / 2) % 2 == 0 ? halves.first : halves.second;
+    std::vector<double> block = rounds[i];
+    block.insert(block.end(), rounds[i + 1].begin(), rounds[i + 1].end());
+    half.push_back(std::move(block));
+  }
+  return halves;
+}
 
 bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate) {
   for (const ClockTotals* side : {&reference, &candidate}) {

@@ -11,10 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/config.h"
 #include "core/result.h"
 #include "verify/protocol.h"
+#include "verify/stats.h"
 
 namespace kgym::verify {
 
@@ -40,6 +42,13 @@ struct TimingOutcome {
 // Runs the timing phase. `note` receives one-line log entries.
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
                          const std::function<void(const std::string&)>& note);
+
+// The reference's rounds split into the two halves of its A/A noise floor:
+// consecutive pairs of rounds (one A B and one B A) go to alternate halves,
+// so each half holds both orders and drift falls on both. Block i of one
+// half was measured next to block i of the other. A last unpaired round is
+// left out.
+std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds);
 
 // ---- Plausibility checks of a timing, as pure functions over what the parent
 // observed. Each returns true when the flag it names should be raised.
