@@ -196,6 +196,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.interrupt_fd = options.interrupt_fd;
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
+  printer.end_progress();
 
   auto summary = report::write_summary(record->dir, outcome.results,
                                        run_info(config, *record, *cases, outcome.interrupted));
