@@ -1,7 +1,12 @@
 #include "run/printer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +149,53 @@ TEST(DetectPrinterOptions, PipeIsNeitherLiveNorColoured) {
   PrinterOptions o = detect_printer_options(out.file());
   EXPECT_FALSE(o.live);
   EXPECT_FALSE(o.color);
+}
+
+// Sets an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(DetectPrinterOptions, TerminalIsLiveAndColouredUnlessNoColorOrDumb) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  std::FILE* tty = std::fopen(::ptsname(master), "w");
+  ASSERT_NE(tty, nullptr);
+  {
+    ScopedEnv term("TERM", "xterm"), no_color("NO_COLOR", nullptr);
+    PrinterOptions o = detect_printer_options(tty);
+    EXPECT_TRUE(o.live);
+    EXPECT_TRUE(o.color);
+  }
+  {
+    ScopedEnv term("TERM", "xterm"), no_color("NO_COLOR", "1");
+    PrinterOptions o = detect_printer_options(tty);
+    EXPECT_TRUE(o.live);
+    EXPECT_FALSE(o.color);
+  }
+  {
+    ScopedEnv term("TERM", "xterm"), no_color("NO_COLOR", "");  // empty: not set, per no-color.org
+    EXPECT_TRUE(detect_printer_options(tty).color);
+  }
+  {
+    ScopedEnv term("TERM", "dumb"), no_color("NO_COLOR", nullptr);
+    PrinterOptions o = detect_printer_options(tty);
+    EXPECT_FALSE(o.live);
+    EXPECT_FALSE(o.color);
+  }
+  std::fclose(tty);
+  ::close(master);
 }
 
 }  // namespace
