@@ -127,8 +127,8 @@ std::string devices_line(const RunState& s, std::size_t width) {
     auto user = std::find_if(s.cases.begin(), s.cases.end(),
                              [&](const CaseState& c) { return is_running(c) && c.device == name; });
     if (user != s.cases.end()) ++busy;
-    parts.push_back(user == s.cases.end() ? name + " idle"
-                                          : name + " " + util::truncate_cells(user->id, kMinIdCells + 4));
+    parts.push_back(user == s.cases.end() ? name + ": idle"
+                                          : name + ": " + util::truncate_cells(user->id, kMinIdCells + 4));
   }
   return util::truncate_cells(
       fmt::format("devices {}/{} busy  {}", busy, names.size(), fmt::join(parts, "  ")), width);
@@ -234,8 +234,14 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
     columns[kDevice].width =
         std::clamp(util::display_width(c[kDevice]), columns[kDevice].width, std::size_t{10});
   }
+  // STAGE only when some visible case is in a workflow stage (runs without
+  // workflows never have one).
+  const bool any_stage =
+      std::any_of(cells.begin(), cells.end(), [](const Cells& c) { return c[kStage] != kNone; });
   std::vector<int> shown;
-  for (int k = 0; k < kColumnCount; ++k) shown.push_back(k);
+  for (int k = 0; k < kColumnCount; ++k) {
+    if (k != kStage || any_stage) shown.push_back(k);
+  }
   while (true) {
     std::size_t used = 0;
     for (int k : shown) {

@@ -17,10 +17,11 @@ namespace kgym::monitor {
 //   once finished), and "no update for …" when the state is over a minute
 //   old.
 // Line 2 (8 lines or more): device occupancy — every device a case has
-//   used, idle or with the case now on it.
+//   used, "NAME: idle" or "NAME: <case now on it>".
 // Then column titles and one row per case: CASE PHASE STAGE TRY DEVICE
-//   PID ELAPSED STATUS SPEEDUP. Columns that do not fit are dropped (PID
-//   first, then STAGE, TRY, PHASE, DEVICE); long ids end in "…".
+//   PID ELAPSED STATUS SPEEDUP. STAGE is shown only when a visible case has
+//   one. Columns that do not fit are dropped (PID first, then STAGE, TRY,
+//   PHASE, DEVICE); long ids end in "…".
 // Rows: running cases (oldest first), then finished cases (most recent
 //   first), then pending ones (in state order); when they do not fit, the
 //   last line says "… and N more" with a breakdown.

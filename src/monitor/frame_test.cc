@@ -76,7 +76,7 @@ TEST(RenderFrame, SmallScreen) {
   std::string frame = render_frame(sample_state(), kNow, 60, 10);
   EXPECT_EQ(frame,
             "running 3/10  pass 1 fail 1 cheat 1 run 2  6m40s\n"
-            "devices 1/2 busy  cpu0 idle  cpu1 level1/2_Standard_m\u2026\n"
+            "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Standard_m\u2026\n"
             "CASE                     ELAPSED  STATUS             SPEEDUP\n"
             "level1/2_Standard_ma\u2026      20.0s  verifying                -\n"
             "level1/19_ReLU             50.0s  generating               -\n"
@@ -93,7 +93,7 @@ TEST(RenderFrame, LargeScreen) {
       frame,
       "/home/user/kgym/runs/2023-11-14_221320  running  3/10 done  pass 1  fail 1  cheat 1  running 2  "
       "elapsed 6m40s\n"
-      "devices 1/2 busy  cpu0 idle  cpu1 level1/2_Standard_m\u2026\n"
+      "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Standard_m\u2026\n"
       "CASE                                          PHASE           STAGE   TRY  DEVICE      PID    ELAPSED "
       " STATUS             SPEEDUP\n"
       "level1/2_Standard_matrix_multiplication_      verifying       timing    1  cpu1      31337      20.0s "
@@ -163,6 +163,22 @@ TEST(RenderFrame, EmptyRun) {
             "devices  none used yet\n"
             "CASE  DEVICE    ELAPSED  STATUS             SPEEDUP\n"
             "(no cases yet)");
+}
+
+}  // namespace
+}  // namespace kgym::monitor
+
+namespace kgym::monitor {
+namespace {
+
+TEST(RenderFrame, StageColumnOnlyWhenSomeCaseHasAStage) {
+  RunState s = sample_state();
+  for (CaseState& c : s.cases) c.stage.clear();
+  std::string frame = render_frame(s, kNow, 100, 20);
+  EXPECT_EQ(frame.find("STAGE"), std::string::npos) << frame;
+  // The room goes to the ids (23 cells instead of 16 with STAGE).
+  EXPECT_NE(frame.find("\nlevel1/2_Standard_matr\u2026  verifying "), std::string::npos) << frame;
+  EXPECT_NE(render_frame(sample_state(), kNow, 160, 20).find("STAGE"), std::string::npos);
 }
 
 }  // namespace
