@@ -169,7 +169,11 @@ std::string verdicts_plot(const Summary& summary) {
       int n = name == "not_run" ? tally->not_run : tally->count(*parse_verdict(name));
       if (n == 0) continue;
       svg.rect(x, y, n * scale, bar_h, verdict_color(name), fmt::format("{} {}: {}", label, name, n));
-      if (n * scale > 18) svg.text(x + n * scale / 2, y + bar_h * 0.7, std::to_string(n), "middle", 10);
+      if (n * scale > 18) {
+        bool light = name == "timeout" || name == "not_run";
+        svg.text(x + n * scale / 2, y + bar_h * 0.7, std::to_string(n), "middle", 10, 0,
+                 light ? "#222" : "#fff");
+      }
       x += n * scale;
     }
     svg.text(x + 6, y + bar_h * 0.7, fmt::format("{}", tally->selected), "start", 10);

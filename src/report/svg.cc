@@ -141,12 +141,13 @@ void Svg::circle(double cx, double cy, double r, std::string_view fill, std::str
   body_ += tooltip.empty() ? "/>\n" : fmt::format("><title>{}</title></circle>\n", xml_escape(tooltip));
 }
 
-void Svg::text(double x, double y, std::string_view text, std::string_view anchor, double size,
-               double rotate) {
+void Svg::text(double x, double y, std::string_view text, std::string_view anchor, double size, double rotate,
+               std::string_view fill) {
   std::string transform =
       rotate != 0 ? fmt::format(R"x( transform="rotate({} {} {})")x", num(rotate), num(x), num(y)) : "";
-  body_ += fmt::format(R"(<text x="{}" y="{}" text-anchor="{}" font-size="{}"{}>{}</text>)", num(x), num(y),
-                       xml_escape(anchor), num(size), transform, xml_escape(text));
+  std::string color = fill.empty() ? "" : fmt::format(R"( style="fill:{}")", xml_escape(fill));
+  body_ += fmt::format(R"(<text x="{}" y="{}" text-anchor="{}" font-size="{}"{}{}>{}</text>)", num(x), num(y),
+                       xml_escape(anchor), num(size), transform, color, xml_escape(text));
   body_ += "\n";
 }
 

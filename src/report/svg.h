@@ -43,9 +43,10 @@ class Svg {
   void polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke,
                 double width = 1.5);
   void circle(double cx, double cy, double r, std::string_view fill, std::string_view tooltip = {});
-  // anchor: "start" | "middle" | "end"; `rotate` in degrees around (x, y).
+  // anchor: "start" | "middle" | "end"; `rotate` in degrees around (x, y);
+  // `fill` empty = the page's text colour.
   void text(double x, double y, std::string_view text, std::string_view anchor = "start", double size = 11,
-            double rotate = 0);
+            double rotate = 0, std::string_view fill = {});
 
   // The <svg> element with everything drawn so far.
   std::string str() const;
