@@ -206,6 +206,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.line("");
     printer.line(report::summary_table(*summary, 110));
     printer.line(fmt::format("summary: {}/summary.md", record->dir.string()));
+    printer.line(fmt::format("report:  {}/report.html", record->dir.string()));
   }
   if (outcome.interrupted) return CampaignStatus::kInterrupted;
   bool all_passed =
