@@ -110,17 +110,19 @@ std::string header_line(const RunState& s, double now, std::size_t width) {
   return keep_tail(dir, dir_room) + tail;
 }
 
-// "devices 1/2 busy  cpu0 idle  cpu1 level1/2_Std…": every device a case
-// has used so far (state.json does not list the pool), with the case now
-// on it.
+// "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Std…": the run's device
+// pool (older state files do not list it: then every device a case has
+// used so far), with the case now on each.
 std::string devices_line(const RunState& s, std::size_t width) {
-  std::vector<std::string> names;
-  for (const CaseState& c : s.cases) {
-    if (c.device && std::find(names.begin(), names.end(), *c.device) == names.end())
-      names.push_back(*c.device);
+  std::vector<std::string> names = s.devices;
+  if (names.empty()) {
+    for (const CaseState& c : s.cases) {
+      if (c.device && std::find(names.begin(), names.end(), *c.device) == names.end())
+        names.push_back(*c.device);
+    }
+    std::sort(names.begin(), names.end());
   }
   if (names.empty()) return util::truncate_cells("devices  none used yet", width);
-  std::sort(names.begin(), names.end());
   std::vector<std::string> parts;
   int busy = 0;
   for (const std::string& name : names) {

@@ -16,8 +16,9 @@ namespace kgym::monitor {
 //   counts, elapsed time (to `now_unix` while running, to the last update
 //   once finished), and "no update for …" when the state is over a minute
 //   old.
-// Line 2 (8 lines or more): device occupancy — every device a case has
-//   used, "NAME: idle" or "NAME: <case now on it>".
+// Line 2 (8 lines or more): device occupancy — every device of the pool
+//   (`state.devices`; when empty, every device a case has used), as
+//   "NAME: idle" or "NAME: <case now on it>".
 // Then column titles and one row per case: CASE PHASE STAGE TRY DEVICE
 //   PID ELAPSED STATUS SPEEDUP. STAGE is shown only when a visible case has
 //   one. Columns that do not fit are dropped (PID first, then STAGE, TRY,

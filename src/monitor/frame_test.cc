@@ -183,3 +183,23 @@ TEST(RenderFrame, StageColumnOnlyWhenSomeCaseHasAStage) {
 
 }  // namespace
 }  // namespace kgym::monitor
+
+namespace kgym::monitor {
+namespace {
+
+TEST(RenderFrame, DevicesLineListsThePoolIdleDevicesIncluded) {
+  RunState s = sample_state();
+  s.devices = {"cpu1", "cpu0", "cpu2"};  // pool order is kept
+  std::string frame = render_frame(s, kNow, 120, 20);
+  EXPECT_NE(frame.find("\ndevices 1/3 busy  cpu1: level1/2_Standard_m\u2026  cpu0: idle  cpu2: idle\n"),
+            std::string::npos)
+      << frame;
+  RunState fresh;
+  fresh.devices = {"0", "1"};
+  fresh.cases.push_back(CaseState{.id = "level1/1_A", .phase = "probing"});
+  EXPECT_NE(render_frame(fresh, kNow, 80, 10).find("\ndevices 0/2 busy  0: idle  1: idle\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::monitor

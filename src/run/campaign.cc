@@ -187,6 +187,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   store.state().harness_pid = static_cast<int>(::getpid());
   store.state().started_at = record->started_at;
   store.state().monitor_poll_sec = std::chrono::duration<double>(config.monitor_poll).count();
+  store.state().devices = config.devices;  // the pool the scheduler leases from
   SchedulerOptions sched;
   sched.run_dir = record->dir;
   sched.kgym_argv0 = options.kgym_argv0;
