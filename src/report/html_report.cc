@@ -29,7 +29,21 @@ th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: ta
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
 )css";
 
+constexpr std::string_view kRedacted = "<redacted>";
+
 std::string esc(std::string_view text) { return xml_escape(text); }
+
+std::size_t indent_of(std::string_view line) {
+  std::size_t n = line.find_first_not_of(' ');
+  return n == std::string_view::npos ? line.size() : n;
+}
+
+// "--set agent.env.KEY=VALUE" with the value redacted.
+std::string redact_set(const std::string& set) {
+  auto eq = set.find('=');
+  if (set.rfind("agent.env.", 0) != 0 || eq == std::string::npos) return set;
+  return set.substr(0, eq + 1) + std::string(kRedacted);
+}
 
 std::string rate_with_ci(std::optional<double> rate, std::optional<Interval> ci) {
   std::string out = format_rate(rate);
@@ -143,6 +157,13 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::string& ht
   for (const auto& [key, value] : j.items()) {
     std::string name = prefix.empty() ? key : prefix + "." + key;
     if (name == "cases") continue;  // the selection is the case table
+    if (name == "sets" && value.is_array()) {
+      nlohmann::json redacted = nlohmann::json::array();
+      for (const auto& set : value)
+        redacted.push_back(set.is_string() ? nlohmann::json(redact_set(set.get<std::string>())) : set);
+      html += fmt::format("<dt>{}</dt><dd>{}</dd>\n", esc(name), esc(one_line(scalar_text(redacted), 400)));
+      continue;
+    }
     if (value.is_object()) {
       flatten(value, name, html);
     } else {
@@ -170,7 +191,7 @@ void provenance(std::string& html, const HtmlReportInput& in) {
   html += "</dl>\n";
   if (!in.config_text.empty()) {
     html += fmt::format("<details><summary>configuration file {}</summary>\n<pre>{}</pre>\n</details>\n",
-                        esc(info.config_path.value_or("")), esc(in.config_text));
+                        esc(info.config_path.value_or("")), esc(redact_env_values(in.config_text)));
   }
   html +=
       "<p class=\"sub\">Per-trial input seeds of each case are in its result.json (correctness.seeds).</p>\n";
@@ -178,6 +199,38 @@ void provenance(std::string& html, const HtmlReportInput& in) {
 }
 
 }  // namespace
+
+std::string redact_env_values(std::string_view yaml_text) {
+  std::string out;
+  std::optional<std::size_t> env_indent;  // inside an env: block opened at this indentation
+  std::size_t start = 0;
+  while (start <= yaml_text.size()) {
+    std::size_t end = yaml_text.find('\n', start);
+    if (end == std::string_view::npos) end = yaml_text.size();
+    std::string line(yaml_text.substr(start, end - start));
+    std::size_t indent = indent_of(line);
+    bool blank = indent == line.size() || line[indent] == '#';
+    if (env_indent && !blank && indent <= *env_indent) env_indent.reset();
+    if (env_indent && !blank) {
+      // "  KEY: value" -> "  KEY: <redacted>"; "  - item" -> "  - <redacted>".
+      std::size_t colon = line.find(':', indent);
+      std::size_t cut = line[indent] == '-' ? indent + 1 : colon;
+      if (cut != std::string::npos) line = line.substr(0, cut + 1) + " " + std::string(kRedacted);
+    } else if (!blank && line.compare(indent, 4, "env:") == 0) {
+      std::string_view rest = std::string_view(line).substr(indent + 4);
+      std::size_t value = rest.find_first_not_of(' ');
+      if (value == std::string_view::npos || rest[value] == '#') {
+        env_indent = indent;  // a block follows
+      } else {
+        line = line.substr(0, indent + 4) + " " + std::string(kRedacted);  // flow style on one line
+      }
+    }
+    out += line;
+    if (end < yaml_text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string url_path(std::string_view path) {
   std::string out;

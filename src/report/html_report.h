@@ -38,8 +38,14 @@ struct HtmlReportInput {
 std::map<std::string, std::vector<CaseFile>> find_case_files(const std::filesystem::path& run_dir,
                                                              const std::vector<std::string>& case_ids);
 
-// The page, as UTF-8 text (also well-formed XML).
+// The page, as UTF-8 text (also well-formed XML). The page is meant to be
+// shared, so the values of `agent.env` (often API keys) are redacted from
+// the configuration file and from `--set agent.env.NAME=VALUE` in run.json.
 std::string html_report(const HtmlReportInput& input);
+
+// `yaml_text` with every value below an `env:` key replaced by
+// "<redacted>" (block and flow style); other lines unchanged.
+std::string redact_env_values(std::string_view yaml_text);
 
 // `path` with every byte outside [A-Za-z0-9/._~-] percent-encoded, for href.
 std::string url_path(std::string_view path);

@@ -198,3 +198,40 @@ TEST(FindCaseFiles, ListsOnlyFilesThatExist) {
 
 }  // namespace
 }  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+TEST(RedactEnvValues, BlockAndFlowStyle) {
+  EXPECT_EQ(redact_env_values("agent:\n"
+                              "  kind: command\n"
+                              "  env:\n"
+                              "    API_KEY: sk-secret  # comment\n"
+                              "\n"
+                              "    OTHER: \"x: y\"\n"
+                              "  timeout_sec: 60\n"
+                              "verifier:\n"
+                              "  env: {A: b}\n"),
+            "agent:\n"
+            "  kind: command\n"
+            "  env:\n"
+            "    API_KEY: <redacted>\n"
+            "\n"
+            "    OTHER: <redacted>\n"
+            "  timeout_sec: 60\n"
+            "verifier:\n"
+            "  env: <redacted>\n");
+  EXPECT_EQ(redact_env_values("cases: 1:3"), "cases: 1:3");
+}
+
+TEST_F(HtmlReportTest, SecretsInAgentEnvAreNotShared) {
+  input_.config_text = "agent:\n  env:\n    API_KEY: sk-secret\n";
+  input_.run_record["sets"] = {"agent.env.TOKEN=tok-secret", "concurrency=2"};
+  std::string html = html_report(input_);
+  EXPECT_EQ(html.find("secret"), std::string::npos);
+  EXPECT_NE(html.find("API_KEY: &lt;redacted&gt;"), std::string::npos);
+  EXPECT_NE(html.find("agent.env.TOKEN=&lt;redacted&gt;, concurrency=2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::report
