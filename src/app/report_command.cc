@@ -1,4 +1,4 @@
-// `kgym report RUN_DIR`: rebuilds summary.json and summary.md from the
+// `kgym report RUN_DIR`: rebuilds summary.json, summary.md and report.html from the
 // result.json files of a run and prints the summary table.
 #include <unistd.h>
 
@@ -38,8 +38,9 @@ int run_report_command(const std::filesystem::path& run_dir) {
   }
   // Not a terminal (a log file, a pipe): wide enough that ids and reasons stay whole.
   int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
-  fmt::print("{}\nwrote {} and {}\n", report::summary_table(*summary, width),
-             (run_dir / "summary.json").string(), (run_dir / "summary.md").string());
+  fmt::print("{}\nwrote {}, {} and {}\n", report::summary_table(*summary, width),
+             (run_dir / "summary.json").string(), (run_dir / "summary.md").string(),
+             (run_dir / "report.html").string());
   return kExitOk;
 }
 
@@ -48,7 +49,7 @@ int run_report_command(const std::filesystem::path& run_dir) {
 Command add_report_command(CLI::App& root) {
   auto run_dir = std::make_shared<std::string>();
   CLI::App* app = root.add_subcommand(
-      "report", "Rebuild summary.json and summary.md of a run from its result.json files");
+      "report", "Rebuild summary.json, summary.md and report.html of a run from its result.json files");
   app->add_option("RUN_DIR", *run_dir, "Run directory (holds cases/)")->required();
   return {app, [run_dir] { return run_report_command(*run_dir); }};
 }

@@ -52,7 +52,7 @@ json to_json(const RunState& s) {
   return {
       {"schema_version", s.schema_version},     {"run_dir", s.run_dir},       {"status", s.status},
       {"harness_pid", s.harness_pid},           {"started_at", s.started_at}, {"updated_at", s.updated_at},
-      {"monitor_poll_sec", s.monitor_poll_sec}, {"cases", std::move(cases)}};
+      {"monitor_poll_sec", s.monitor_poll_sec}, {"devices", s.devices},       {"cases", std::move(cases)}};
 }
 
 RunState run_state_from_json(const json& j) {
@@ -73,6 +73,7 @@ RunState run_state_from_json(const json& j) {
   s.started_at = j.value("started_at", 0.0);
   s.updated_at = j.value("updated_at", 0.0);
   s.monitor_poll_sec = j.value("monitor_poll_sec", 1.0);
+  s.devices = j.value("devices", std::vector<std::string>{});
   if (auto it = j.find("cases"); it != j.end() && !it->is_null()) {
     for (const json& c : it->get_ref<const json::array_t&>()) s.cases.push_back(case_from(c));
   }

@@ -35,7 +35,8 @@ struct RunState {
   int harness_pid = 0;
   double started_at = 0;
   double updated_at = 0;
-  double monitor_poll_sec = 1.0;  // the run's monitor.poll_sec: how often a monitor rereads this file
+  double monitor_poll_sec = 1.0;     // the run's monitor.poll_sec: how often a monitor rereads this file
+  std::vector<std::string> devices;  // the run's device pool, in order; empty when unknown (older files)
   std::vector<CaseState> cases;
 };
 

@@ -54,6 +54,7 @@ void expect_same(const CaseState& a, const CaseState& b) {
 
 TEST(RunStateJson, RoundTripsThroughText) {
   RunState original = sample_state();
+  original.devices = {"cpu0", "cpu1"};
   RunState back = run_state_from_json(nlohmann::json::parse(to_json(original).dump()));
   EXPECT_EQ(back.schema_version, kStateSchemaVersion);
   EXPECT_EQ(back.run_dir, original.run_dir);
@@ -61,6 +62,7 @@ TEST(RunStateJson, RoundTripsThroughText) {
   EXPECT_EQ(back.harness_pid, original.harness_pid);
   EXPECT_EQ(back.started_at, original.started_at);
   EXPECT_EQ(back.updated_at, original.updated_at);
+  EXPECT_EQ(back.devices, original.devices);
   ASSERT_EQ(back.cases.size(), original.cases.size());
   for (std::size_t i = 0; i < back.cases.size(); ++i) expect_same(back.cases[i], original.cases[i]);
 }
@@ -84,6 +86,7 @@ TEST(RunStateJson, MissingOptionalKeysReadAsAbsent) {
   EXPECT_EQ(s.cases[0].phase, "pending");
   EXPECT_FALSE(s.cases[0].pid.has_value());
   EXPECT_FALSE(s.cases[0].speedup.has_value());
+  EXPECT_TRUE(s.devices.empty());  // state files written before the pool was recorded
 }
 
 TEST(RunStateJson, RejectsMalformedDocuments) {

@@ -18,6 +18,8 @@ constexpr std::size_t kMinIdCells = 16;
 constexpr std::size_t kMinDirCells = 12;
 constexpr double kStaleAfterSeconds = 60;
 constexpr std::string_view kNone = "-";
+constexpr std::size_t kMinTableRows = 5;  // title + 4 cases
+constexpr std::size_t kMaxFailureRows = 3;
 
 bool is_done(const CaseState& c) { return c.phase == "done"; }
 bool is_pending(const CaseState& c) { return c.phase == "pending"; }
@@ -76,12 +78,14 @@ std::string keep_tail(const std::string& dir, std::size_t width) {
 }
 
 std::string header_line(const RunState& s, double now, std::size_t width) {
-  int done = 0, pass = 0, running = 0;
+  int done = 0, pass = 0, cheat = 0, running = 0;
   for (const CaseState& c : s.cases) {
     if (is_done(c)) ++done;
     if (is_done(c) && c.verdict == "pass") ++pass;
+    if (is_done(c) && c.verdict == "fail_cheat") ++cheat;
     if (is_running(c)) ++running;
   }
+  const int fail = done - pass - cheat;
   bool live = s.status == "running";
   double end = live ? now : s.updated_at;
   std::string elapsed = s.started_at > 0 ? util::compact_duration(end - s.started_at) : "";
@@ -93,17 +97,61 @@ std::string header_line(const RunState& s, double now, std::size_t width) {
   std::string dir = s.run_dir.empty() ? "(no run dir)" : s.run_dir;
   // The long form when it leaves room for a useful part of the run
   // directory, else a compact one; the directory gives way first.
-  std::string tail = fmt::format("  {}  {}/{} done  pass {}  fail {}  running {}  elapsed {}{}", s.status,
-                                 done, s.cases.size(), pass, done - pass, running, elapsed, stale);
+  std::string tail = fmt::format("  {}  {}/{} done  pass {}  fail {}  cheat {}  running {}  elapsed {}{}",
+                                 s.status, done, s.cases.size(), pass, fail, cheat, running, elapsed, stale);
   const std::size_t min_dir = std::min(util::display_width(dir), kMinDirCells);
   if (util::display_width(tail) + min_dir > width) {
-    tail = fmt::format("  {} {}/{}  pass {} fail {} run {}  {}{}", s.status, done, s.cases.size(), pass,
-                       done - pass, running, elapsed, stale);
+    tail = fmt::format("  {} {}/{}  pass {} fail {} cheat {} run {}  {}{}", s.status, done, s.cases.size(),
+                       pass, fail, cheat, running, elapsed, stale);
   }
   std::size_t tail_cells = util::display_width(tail);
   std::size_t dir_room = width > tail_cells ? width - tail_cells : 0;
   if (dir_room < min_dir) return util::truncate_cells(tail.substr(2), width);
   return keep_tail(dir, dir_room) + tail;
+}
+
+// "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Std…": the run's device
+// pool (older state files do not list it: then every device a case has
+// used so far), with the case now on each.
+std::string devices_line(const RunState& s, std::size_t width) {
+  std::vector<std::string> names = s.devices;
+  if (names.empty()) {
+    for (const CaseState& c : s.cases) {
+      if (c.device && std::find(names.begin(), names.end(), *c.device) == names.end())
+        names.push_back(*c.device);
+    }
+    std::sort(names.begin(), names.end());
+  }
+  if (names.empty()) return util::truncate_cells("devices  none used yet", width);
+  std::vector<std::string> parts;
+  int busy = 0;
+  for (const std::string& name : names) {
+    auto user = std::find_if(s.cases.begin(), s.cases.end(),
+                             [&](const CaseState& c) { return is_running(c) && c.device == name; });
+    if (user != s.cases.end()) ++busy;
+    parts.push_back(user == s.cases.end() ? name + ": idle"
+                                          : name + ": " + util::truncate_cells(user->id, kMinIdCells + 4));
+  }
+  return util::truncate_cells(
+      fmt::format("devices {}/{} busy  {}", busy, names.size(), fmt::join(parts, "  ")), width);
+}
+
+// The newest failed cases (verdict other than pass), newest first.
+std::vector<const CaseState*> newest_failures(const RunState& s) {
+  std::vector<const CaseState*> failed;
+  for (const CaseState& c : s.cases) {
+    if (is_done(c) && c.verdict && *c.verdict != "pass") failed.push_back(&c);
+  }
+  std::stable_sort(failed.begin(), failed.end(), [](const CaseState* a, const CaseState* b) {
+    return a->finished_at.value_or(0) > b->finished_at.value_or(0);
+  });
+  return failed;
+}
+
+std::string failure_line(const CaseState& c, std::size_t width) {
+  std::string reason = c.reason.empty() ? std::string(kNone) : c.reason;
+  std::string id = util::truncate_cells(c.id, std::max(kMinIdCells, width / 3));
+  return util::truncate_cells(fmt::format("\u2717 {}  {}: {}", id, *c.verdict, reason), width);
 }
 
 // The rows to show, in display order (see frame.h).
@@ -154,7 +202,15 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
   const auto rows = static_cast<std::size_t>(std::max(height, kMinHeight));
 
   std::vector<const CaseState*> order = ordered_cases(state);
-  std::size_t row_room = rows - 2;
+  // The table keeps at least kMinTableRows rows; the devices line and the
+  // failures section appear only when that leaves room for them.
+  std::vector<const CaseState*> failures = newest_failures(state);
+  const bool show_devices = rows >= kMinTableRows + 3;
+  std::size_t failure_rows = 0;
+  if (!failures.empty() && rows >= kMinTableRows + 5) {
+    failure_rows = std::min({failures.size(), kMaxFailureRows, rows - kMinTableRows - 4});
+  }
+  std::size_t row_room = rows - 2 - (show_devices ? 1 : 0) - (failure_rows > 0 ? failure_rows + 1 : 0);
   std::size_t visible = order.size() <= row_room ? order.size() : row_room - 1;
 
   // Once the run has ended, its clock stopped at the last update.
@@ -180,8 +236,14 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
     columns[kDevice].width =
         std::clamp(util::display_width(c[kDevice]), columns[kDevice].width, std::size_t{10});
   }
+  // STAGE only when some visible case is in a workflow stage (runs without
+  // workflows never have one).
+  const bool any_stage =
+      std::any_of(cells.begin(), cells.end(), [](const Cells& c) { return c[kStage] != kNone; });
   std::vector<int> shown;
-  for (int k = 0; k < kColumnCount; ++k) shown.push_back(k);
+  for (int k = 0; k < kColumnCount; ++k) {
+    if (k != kStage || any_stage) shown.push_back(k);
+  }
   while (true) {
     std::size_t used = 0;
     for (int k : shown) {
@@ -199,6 +261,7 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
   }
 
   std::vector<std::string> lines = {header_line(state, now_unix, cols)};
+  if (show_devices) lines.push_back(devices_line(state, cols));
   Cells titles;
   for (int k = 0; k < kColumnCount; ++k) titles[k] = std::string(columns[k].title);
   lines.push_back(render_row(columns, shown, titles));
@@ -208,6 +271,11 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
     lines.push_back(util::truncate_cells(more_line(hidden), cols));
   }
   if (state.cases.empty()) lines.push_back("(no cases yet)");
+  if (failure_rows > 0) {
+    lines.push_back(
+        util::truncate_cells(fmt::format("FAILURES ({} in all, newest first)", failures.size()), cols));
+    for (std::size_t i = 0; i < failure_rows; ++i) lines.push_back(failure_line(*failures[i], cols));
+  }
   return fmt::format("{}", fmt::join(lines, "\n"));
 }
 

@@ -57,12 +57,14 @@ RunState sample_state() {
   failed.started_at = kT0 + 92;
   failed.finished_at = kT0 + 252;
   failed.verdict = "fail_correctness";
+  failed.reason = "output 0: max abs err 3.1e-02 > atol 1e-02";
 
   CaseState cheat = make_case("level1/3_Batched_matrix_multiplication", "done");
   cheat.attempt = 1;
   cheat.started_at = kT0 + 253;
   cheat.finished_at = kT0 + 290;
   cheat.verdict = "fail_cheat";
+  cheat.reason = "static: calls torch.matmul in forward";
 
   s.cases = {passed, verifying, cheat, generating, failed};
   for (int n = 20; n < 25; ++n)
@@ -73,23 +75,25 @@ RunState sample_state() {
 TEST(RenderFrame, SmallScreen) {
   std::string frame = render_frame(sample_state(), kNow, 60, 10);
   EXPECT_EQ(frame,
-            "\u20262023-11-14_221320  running 3/10  pass 1 fail 2 run 2  6m40s\n"
+            "running 3/10  pass 1 fail 1 cheat 1 run 2  6m40s\n"
+            "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Standard_m\u2026\n"
             "CASE                     ELAPSED  STATUS             SPEEDUP\n"
             "level1/2_Standard_ma\u2026      20.0s  verifying                -\n"
             "level1/19_ReLU             50.0s  generating               -\n"
             "level1/3_Batched_mat\u2026      37.0s  fail_cheat               -\n"
             "level2/10_ConvTransp\u2026      2m40s  fail_correctness         -\n"
-            "level1/1_Square_matr\u2026      1m30s  pass                 1.42\u00d7\n"
-            "level1/20_Op                   -  pending                  -\n"
-            "level1/21_Op                   -  pending                  -\n"
-            "\u2026 and 3 more (3 pending)");
+            "\u2026 and 6 more (1 done, 5 pending)\n"
+            "FAILURES (2 in all, newest first)\n"
+            "\u2717 level1/3_Batched_ma\u2026  fail_cheat: static: calls torch.mat\u2026");
 }
 
 TEST(RenderFrame, LargeScreen) {
   std::string frame = render_frame(sample_state(), kNow, 160, 50);
   EXPECT_EQ(
       frame,
-      "/home/user/kgym/runs/2023-11-14_221320  running  3/10 done  pass 1  fail 2  running 2  elapsed 6m40s\n"
+      "/home/user/kgym/runs/2023-11-14_221320  running  3/10 done  pass 1  fail 1  cheat 1  running 2  "
+      "elapsed 6m40s\n"
+      "devices 1/2 busy  cpu0: idle  cpu1: level1/2_Standard_m\u2026\n"
       "CASE                                          PHASE           STAGE   TRY  DEVICE      PID    ELAPSED "
       " STATUS             SPEEDUP\n"
       "level1/2_Standard_matrix_multiplication_      verifying       timing    1  cpu1      31337      20.0s "
@@ -111,7 +115,11 @@ TEST(RenderFrame, LargeScreen) {
       "level1/23_Op                                  pending         -         -  -             -          - "
       " pending                  -\n"
       "level1/24_Op                                  pending         -         -  -             -          - "
-      " pending                  -");
+      " pending                  -\n"
+      "FAILURES (2 in all, newest first)\n"
+      "\u2717 level1/3_Batched_matrix_multiplication  fail_cheat: static: calls torch.matmul in forward\n"
+      "\u2717 level2/10_ConvTranspose3d_Add_Multiply_Clamp  fail_correctness: output 0: max abs err 3.1e-02 "
+      "> atol 1e-02");
 }
 
 TEST(RenderFrame, EveryLineFitsTheScreen) {
@@ -135,7 +143,8 @@ TEST(RenderFrame, FinishedRunMeasuresToLastUpdateAndFlagsNothingStale) {
   s.status = "finished";
   s.updated_at = kT0 + 125;
   std::string frame = render_frame(s, kNow + 10000, 120, 20);
-  EXPECT_NE(frame.find("finished  3/10 done  pass 1  fail 2  running 2  elapsed 2m05s"), std::string::npos)
+  EXPECT_NE(frame.find("finished  3/10 done  pass 1  fail 1  cheat 1  running 2  elapsed 2m05s"),
+            std::string::npos)
       << frame;
   EXPECT_EQ(frame.find("no update"), std::string::npos);
 }
@@ -150,9 +159,46 @@ TEST(RenderFrame, EmptyRun) {
   RunState s;
   s.run_dir = "/r";
   EXPECT_EQ(render_frame(s, kNow, 60, 10),
-            "/r  running  0/0 done  pass 0  fail 0  running 0  elapsed -\n"
+            "/r  running 0/0  pass 0 fail 0 cheat 0 run 0  -\n"
+            "devices  none used yet\n"
             "CASE  DEVICE    ELAPSED  STATUS             SPEEDUP\n"
             "(no cases yet)");
+}
+
+}  // namespace
+}  // namespace kgym::monitor
+
+namespace kgym::monitor {
+namespace {
+
+TEST(RenderFrame, StageColumnOnlyWhenSomeCaseHasAStage) {
+  RunState s = sample_state();
+  for (CaseState& c : s.cases) c.stage.clear();
+  std::string frame = render_frame(s, kNow, 100, 20);
+  EXPECT_EQ(frame.find("STAGE"), std::string::npos) << frame;
+  // The room goes to the ids (23 cells instead of 16 with STAGE).
+  EXPECT_NE(frame.find("\nlevel1/2_Standard_matr\u2026  verifying "), std::string::npos) << frame;
+  EXPECT_NE(render_frame(sample_state(), kNow, 160, 20).find("STAGE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::monitor
+
+namespace kgym::monitor {
+namespace {
+
+TEST(RenderFrame, DevicesLineListsThePoolIdleDevicesIncluded) {
+  RunState s = sample_state();
+  s.devices = {"cpu1", "cpu0", "cpu2"};  // pool order is kept
+  std::string frame = render_frame(s, kNow, 120, 20);
+  EXPECT_NE(frame.find("\ndevices 1/3 busy  cpu1: level1/2_Standard_m\u2026  cpu0: idle  cpu2: idle\n"),
+            std::string::npos)
+      << frame;
+  RunState fresh;
+  fresh.devices = {"0", "1"};
+  fresh.cases.push_back(CaseState{.id = "level1/1_A", .phase = "probing"});
+  EXPECT_NE(render_frame(fresh, kNow, 80, 10).find("\ndevices 0/2 busy  0: idle  1: idle\n"),
+            std::string::npos);
 }
 
 }  // namespace

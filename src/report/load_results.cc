@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/case_order.h"
+#include "report/html_report.h"
 #include "util/fs.h"
 
 namespace kgym::report {
@@ -93,6 +94,23 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
     return std::unexpected(ok.error());
   }
   if (auto ok = util::write_file_atomic(run_dir / "summary.md", summary_markdown(summary, info)); !ok) {
+    return std::unexpected(ok.error());
+  }
+  HtmlReportInput html;
+  html.summary = &summary;
+  html.info = &info;
+  html.results = &results;
+  std::vector<std::string> ids;
+  for (const CaseRow& row : summary.cases) ids.push_back(row.case_id);
+  html.files = find_case_files(run_dir, ids);
+  if (auto text = util::read_file(run_dir / "run.json")) {
+    html.run_record = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (html.run_record.is_discarded()) html.run_record = nullptr;
+  }
+  if (info.config_path) {
+    if (auto text = util::read_file(*info.config_path)) html.config_text = *text;
+  }
+  if (auto ok = util::write_file_atomic(run_dir / "report.html", html_report(html)); !ok) {
     return std::unexpected(ok.error());
   }
   return summary;

@@ -32,7 +32,9 @@ struct LoadedResults {
 LoadedResults load_results(const std::filesystem::path& run_dir);
 
 // Summarizes `results` (selection and run facts from `info`) and writes
-// RUN_DIR/summary.json and RUN_DIR/summary.md, each atomically. Returns
+// RUN_DIR/summary.json, RUN_DIR/summary.md and RUN_DIR/report.html (which
+// also reads run.json, the configuration file and which case files exist),
+// each atomically. Returns
 // the summary that was written, or a message naming the file that failed.
 std::expected<Summary, std::string> write_summary(const std::filesystem::path& run_dir,
                                                   const std::vector<CaseResult>& results,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/format.h"
+#include "report/html_report.h"
 #include "report/summary.h"
 
 namespace kgym::report {
@@ -53,7 +54,7 @@ void append_run_lines(std::string& md, const RunInfo& info) {
   md += fmt::format("Started {} · finished {}", info.started_at_iso.value_or(std::string(kAbsent)),
                     info.finished_at_iso.value_or(std::string(kAbsent)));
   if (info.config_path) md += " · config " + md_code(*info.config_path);
-  md += "\n\n";
+  md += "\n\nPlots, links to every case's files and the full provenance: [report.html](report.html).\n\n";
 }
 
 // Scalars of the machine record as "key: value" pairs ("cpu.model: ...").
@@ -105,8 +106,8 @@ void append_headline(std::string& md, const Summary& s) {
   md += fmt::format(
       "\nfast_p: share of all cases that pass and are faster than p, counted only when the lower end of the "
       "speedup's 95% confidence interval is above p (the last column counts median speedups above p "
-      "instead). {} passing cases have a speedup whose interval lies above 1.\n\n",
-      s.faster_with_confidence);
+      "instead). {} passing case{} a speedup whose interval lies above 1.\n\n",
+      s.faster_with_confidence, s.faster_with_confidence == 1 ? " has" : "s have");
 }
 
 void append_verdicts(std::string& md, const Tally& t) {
@@ -152,8 +153,14 @@ void append_cases(std::string& md, const Summary& s) {
   for (const CaseRow& row : s.cases) {
     std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
     if (row.verdict == Verdict::kPass) verdict = "**pass**";
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(row.case_id), verdict,
-                      format_speedup(row.speedup), format_ms(row.reference_ms), format_ms(row.candidate_ms),
+    // A finished case links to its record, relative to the run directory, so
+    // the link works wherever the directory is browsed (a code-hosting site
+    // included).
+    std::string id = row.verdict ? fmt::format("[{}]({})", md_code(row.case_id),
+                                               url_path("cases/" + row.case_id + "/result.json"))
+                                 : md_code(row.case_id);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", id, verdict, format_speedup(row.speedup),
+                      format_ms(row.reference_ms), format_ms(row.candidate_ms),
                       md_text(one_line(row.reason, kReasonCells)));
   }
   md += "\n";

@@ -61,13 +61,19 @@ TEST(SummaryMarkdown, HeadlineAndTables) {
   EXPECT_TRUE(contains(md, "| pass | 2 |\n| fail_correctness | 1 |\n| not run | 1 |\n"));
   EXPECT_TRUE(contains(md, "| level1 | 2 | 1 | 1 | 0 | 50.0% | 1 (50.0%) ["));
   EXPECT_TRUE(contains(md, "| level2 | 2 | 1 | 0 | 1 | 50.0% | 0 (0.0%) ["));
+  // A finished case links to its result.json, relative to the run directory.
   EXPECT_TRUE(contains(
-      md, "| `level1/1_Square_matrix_multiplication_` | **pass** | 1.50\u00d7 | 2.000 | 1.333 |  |\n"));
+      md,
+      "| [`level1/1_Square_matrix_multiplication_`](cases/level1/"
+      "1_Square_matrix_multiplication_/result.json) | **pass** | 1.50\u00d7 | 2.000 | 1.333 |  |\n"));
   // Pipes are escaped and the reason is kept on one line.
   EXPECT_TRUE(contains(md,
-                       "| `level1/19_ReLU` | fail_correctness | \u2014 | \u2014 | \u2014 | "
+                       "| [`level1/19_ReLU`](cases/level1/19_ReLU/result.json) | fail_correctness | \u2014 | "
+                       "\u2014 | \u2014 | "
                        "output 0 differs \\| max abs err 0.5 second line |\n"));
-  EXPECT_TRUE(contains(md, "| `level2/8_Pool` | not run |"));
+  EXPECT_TRUE(contains(md, "| `level2/8_Pool` | not run |"));  // no record to link to
+  EXPECT_TRUE(contains(md, "[report.html](report.html)"));
+  EXPECT_TRUE(contains(md, "1 passing case has a speedup whose interval lies above 1."));
   EXPECT_TRUE(contains(md, "| cpu.model | Test CPU |\n"));
   EXPECT_FALSE(contains(md, "{\""));  // no raw JSON
 }

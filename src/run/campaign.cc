@@ -187,6 +187,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   store.state().harness_pid = static_cast<int>(::getpid());
   store.state().started_at = record->started_at;
   store.state().monitor_poll_sec = std::chrono::duration<double>(config.monitor_poll).count();
+  store.state().devices = config.devices;  // the pool the scheduler leases from
   SchedulerOptions sched;
   sched.run_dir = record->dir;
   sched.kgym_argv0 = options.kgym_argv0;
@@ -196,6 +197,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.interrupt_fd = options.interrupt_fd;
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
+  printer.end_progress();
 
   auto summary = report::write_summary(record->dir, outcome.results,
                                        run_info(config, *record, *cases, outcome.interrupted));
@@ -205,6 +207,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.line("");
     printer.line(report::summary_table(*summary, 110));
     printer.line(fmt::format("summary: {}/summary.md", record->dir.string()));
+    printer.line(fmt::format("report:  {}/report.html", record->dir.string()));
   }
   if (outcome.interrupted) return CampaignStatus::kInterrupted;
   bool all_passed =

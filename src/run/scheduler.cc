@@ -358,6 +358,7 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   store_.event("finished", s.id, {{"verdict", *s.verdict}, {"reason", s.reason}});
   set_phase(i, "done");
   printer_.case_finished(done_, runs_.size(), result);
+  printer_.progress(store_.state());
 }
 
 void Scheduler::schedule() {
@@ -430,6 +431,7 @@ RunOutcome Scheduler::run() {
   store_.event("run_started", "", {{"cases", runs_.size()}});
   for (;;) {
     schedule();
+    printer_.progress(store_.state());  // at least once a second: next_deadline() is at most 1 s away
     bool unfinished = std::any_of(runs_.begin(), runs_.end(),
                                   [](const CaseRun& r) { return r.stage != CaseRun::Stage::kDone; });
     if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;

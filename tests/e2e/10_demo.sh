@@ -7,6 +7,7 @@ RUN="$TMP/runs/demo"
 expect_exit 1 "kgym run on the bundled default (some samples fail on purpose)" \
   "$KGYM" run --set output.root_dir="$TMP/runs" --set output.run_name=demo
 echo "$OUT" | tail -n 30
+RUN_OUT="$OUT"
 expect_output "run dir: $RUN" "prints the run dir"
 expect_output "kgym monitor $RUN" "prints the monitor command"
 expect_output "\[9/9\]" "a progress line per finished case"
@@ -19,7 +20,7 @@ for stem in "${!WANT[@]}"; do
   expect_verdict "$RUN/cases/level1/$stem/result.json" "${WANT[$stem]}"
 done
 
-for f in run.json state.json events.jsonl summary.json summary.md; do
+for f in run.json state.json events.jsonl summary.json summary.md report.html; do
   check "RUN_DIR/$f written" test -s "$RUN/$f"
 done
 for f in task_desc.py SPEC.md prompt.md candidate/model_new.py verify.log result.json; do
@@ -36,8 +37,13 @@ check "fail_cheat names its rule" grep -q '"rule": "static.no_kernel"' "$RUN/cas
 expect_exit 0 "kgym monitor --once" "$KGYM" monitor "$RUN" --once
 expect_output "level1/4_Softmax" "the monitor frame lists the cases"
 
-rm "$RUN/summary.json" "$RUN/summary.md"
+check "report.html links a case's SPEC.md" grep -qF 'href="cases/level1/5_Matmul/SPEC.md"' "$RUN/report.html"
+no_escape_code() { ! grep -q $'\x1b' <<<"$1"; }
+check "output to a pipe has no escape code" no_escape_code "$RUN_OUT"
+
+rm "$RUN/summary.json" "$RUN/summary.md" "$RUN/report.html"
 expect_exit 0 "kgym report regenerates the summary" "$KGYM" report "$RUN"
+check "report.html regenerated" test -s "$RUN/report.html"
 check "summary.md regenerated" test -s "$RUN/summary.md"
 check "summary.json regenerated" test -s "$RUN/summary.json"
 

@@ -1,0 +1,77 @@
+// `kgym compare RUN_A RUN_B [--md FILE] [--all]`: per-case verdict and
+// speedup changes between two runs and the change of the aggregates, read
+// from the runs' result.json files.
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "app/command.h"
+#include "monitor/terminal.h"
+#include "report/compare.h"
+#include "report/load_results.h"
+#include "report/run_info.h"
+#include "util/fs.h"
+
+namespace kgym::app {
+namespace {
+
+struct CompareArgs {
+  std::string run_a, run_b;
+  std::string markdown_file;
+  bool all_cases = false;
+};
+
+// The summary of one run, or nullopt after telling the user why not.
+std::optional<report::Summary> load_run(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::path(dir) / "cases", ec)) {
+    fmt::print(stderr,
+               "kgym compare: {} is not a kgym run directory: it has no cases/ directory.\n"
+               "Pass two directories `kgym run` printed at start (OUTPUT_ROOT/<run name>).\n",
+               dir);
+    return std::nullopt;
+  }
+  report::LoadedResults loaded = report::load_results(dir);
+  for (const report::LoadError& e : loaded.errors) {
+    fmt::print(stderr, "kgym compare: skipped {}: {}\n", e.path.string(), e.message);
+  }
+  report::RecoveredRunInfo recovered = report::recover_run_info(dir, loaded);
+  return report::summarize(loaded.results, recovered.info.selected_case_ids);
+}
+
+int run_compare_command(const CompareArgs& args) {
+  auto a = load_run(args.run_a);
+  auto b = load_run(args.run_b);
+  if (!a || !b) return kExitUsage;
+  report::Comparison comparison = report::compare_runs(*a, *b);
+  int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
+  fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
+  if (!args.markdown_file.empty()) {
+    std::string md = report::comparison_markdown(comparison, args.run_a, args.run_b, args.all_cases);
+    if (auto ok = util::write_file_atomic(args.markdown_file, md); !ok) {
+      fmt::print(stderr, "kgym compare: --md {}: {}\n", args.markdown_file, ok.error());
+      return kExitUsage;
+    }
+    fmt::print("wrote {}\n", args.markdown_file);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& root) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* app = root.add_subcommand(
+      "compare", "Compare two runs: per-case verdict and speedup changes, and the aggregate deltas");
+  app->add_option("RUN_A", args->run_a, "The baseline run directory")->required();
+  app->add_option("RUN_B", args->run_b, "The run compared with it")->required();
+  app->add_option("--md", args->markdown_file, "Also write the comparison as Markdown to this file");
+  app->add_flag("--all", args->all_cases, "List every case, not only the changed ones");
+  return {app, [args] { return run_compare_command(*args); }};
+}
+
+}  // namespace kgym::app

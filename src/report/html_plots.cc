@@ -1,0 +1,234 @@
+#include "report/html_plots.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "report/svg.h"
+
+namespace kgym::report {
+namespace {
+
+constexpr double kLeft = 56, kRight = 16, kTop = 16;
+constexpr std::string_view kAxis = "#555", kGrid = "#e3e3e3", kAccent = "#1565c0";
+
+std::string empty(std::string_view what) {
+  return fmt::format("<p class=\"empty\">{}</p>", xml_escape(what));
+}
+
+// The part after the level: "19_ReLU" of "level1/19_ReLU".
+std::string short_id(const std::string& id) {
+  auto slash = id.find('/');
+  return slash == std::string::npos ? id : id.substr(slash + 1);
+}
+
+void y_axis(Svg& svg, const Scale& y, const std::vector<double>& ticks, double x0, double x1,
+            std::string_view suffix) {
+  for (double t : ticks) {
+    svg.line(x0, y(t), x1, y(t), kGrid);
+    svg.text(x0 - 6, y(t) + 4, tick_label(t) + std::string(suffix), "end", 10);
+  }
+  svg.line(x0, y.pixel_lo, x0, y.pixel_hi, kAxis);
+}
+
+void legend(Svg& svg, double x, double y, const std::vector<std::pair<std::string, std::string>>& items) {
+  for (const auto& [label, color] : items) {
+    svg.rect(x, y - 9, 10, 10, color);
+    svg.text(x + 14, y, label, "start", 10);
+    x += 24 + 6.2 * static_cast<double>(label.size());
+  }
+}
+
+}  // namespace
+
+std::string_view verdict_color(std::string_view verdict) {
+  if (verdict == "pass") return "#2e7d32";
+  if (verdict == "fail_correctness") return "#e53935";
+  if (verdict == "fail_cheat") return "#8e24aa";
+  if (verdict == "compile_error") return "#fb8c00";
+  if (verdict == "runtime_error") return "#f4511e";
+  if (verdict == "timeout") return "#fbc02d";
+  if (verdict == "crash") return "#6d4c41";
+  if (verdict == "generation_failed") return "#757575";
+  if (verdict == "reference_error") return "#546e7a";
+  if (verdict == "harness_error") return "#212121";
+  return "#cfd8dc";  // not_run
+}
+
+std::string speedup_plot(const Summary& summary) {
+  std::vector<const CaseRow*> rows;
+  for (const CaseRow& r : summary.cases) {
+    if (r.verdict == Verdict::kPass && r.speedup && *r.speedup > 0) rows.push_back(&r);
+  }
+  if (rows.empty()) return empty("No passing case has a measured speedup.");
+  double lo = 1, hi = 1;
+  for (const CaseRow* r : rows) {
+    lo = std::min(lo, r->speedup_ci95 ? r->speedup_ci95->lo : *r->speedup);
+    hi = std::max(hi, r->speedup_ci95 ? r->speedup_ci95->hi : *r->speedup);
+  }
+  lo = std::max(lo / 1.2, 1e-3);
+  hi *= 1.2;
+  const double step = std::clamp(600.0 / static_cast<double>(rows.size()), 14.0, 60.0);
+  const double plot_w = step * static_cast<double>(rows.size());
+  const double plot_h = 220, bottom = 110;
+  Svg svg(kLeft + plot_w + kRight, kTop + plot_h + bottom, "Speedup per passing case with 95% interval");
+  Scale y{lo, hi, kTop + plot_h, kTop, true};
+  y_axis(svg, y, log_ticks(lo, hi), kLeft, kLeft + plot_w, "×");
+  svg.line(kLeft, y(1), kLeft + plot_w, y(1), kAxis, 1, true);
+  svg.text(kLeft - 44, kTop + plot_h / 2, "speedup", "middle", 10, -90);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const CaseRow& r = *rows[i];
+    double x = kLeft + step * (static_cast<double>(i) + 0.5);
+    std::string tip = fmt::format("{}: {:.3g}×", r.case_id, *r.speedup);
+    if (r.speedup_ci95) {
+      tip += fmt::format(" [{:.3g}, {:.3g}]", r.speedup_ci95->lo, r.speedup_ci95->hi);
+      svg.line(x, y(r.speedup_ci95->lo), x, y(r.speedup_ci95->hi), kAccent, 1.5);
+      svg.line(x - 4, y(r.speedup_ci95->lo), x + 4, y(r.speedup_ci95->lo), kAccent, 1.5);
+      svg.line(x - 4, y(r.speedup_ci95->hi), x + 4, y(r.speedup_ci95->hi), kAccent, 1.5);
+    }
+    svg.circle(x, y(*r.speedup), 4,
+               *r.speedup >= 1 ? verdict_color("pass") : verdict_color("fail_correctness"), tip);
+    svg.text(x + 3, kTop + plot_h + 10, short_id(r.case_id), "end", 10, -50);
+  }
+  return svg.str();
+}
+
+std::string fast_p_plot(const Summary& summary) {
+  const int selected = summary.total.selected;
+  if (selected == 0) return empty("No case was selected.");
+  double p_max = 2.5;
+  for (const CaseRow& r : summary.cases) {
+    if (r.verdict == Verdict::kPass && r.speedup) p_max = std::max(p_max, *r.speedup * 1.1);
+  }
+  p_max = std::min(p_max, 100.0);
+  auto share = [&](double p, bool strict) {
+    int n = 0;
+    for (const CaseRow& r : summary.cases) {
+      if (r.verdict != Verdict::kPass) continue;
+      if (p <= 0) {
+        ++n;
+      } else if (strict ? (r.speedup_ci95 && r.speedup_ci95->lo > p) : (r.speedup && *r.speedup > p)) {
+        ++n;
+      }
+    }
+    return static_cast<double>(n) / selected;
+  };
+  const double plot_w = 560, plot_h = 220, bottom = 56;
+  Svg svg(kLeft + plot_w + kRight, kTop + plot_h + bottom,
+          "fast_p: share of cases correct and faster than p");
+  Scale x{0, p_max, kLeft, kLeft + plot_w};
+  Scale y{0, 1, kTop + plot_h, kTop};
+  y_axis(svg, y, {0, 0.25, 0.5, 0.75, 1}, kLeft, kLeft + plot_w, "");
+  for (double t : nice_ticks(0, p_max, 8)) {
+    svg.line(x(t), kTop + plot_h, x(t), kTop + plot_h + 4, kAxis);
+    svg.text(x(t), kTop + plot_h + 16, tick_label(t), "middle", 10);
+  }
+  svg.line(kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, kAxis);
+  svg.line(x(1), kTop, x(1), kTop + plot_h, kAxis, 1, true);
+  svg.text(kLeft + plot_w / 2, kTop + plot_h + 32, "p (speedup threshold)", "middle", 10);
+  constexpr int kSteps = 200;
+  std::vector<std::pair<double, double>> median_curve, strict_curve;
+  for (int k = 0; k <= kSteps; ++k) {
+    double p = p_max * k / kSteps;
+    median_curve.emplace_back(x(p), y(share(p, false)));
+    strict_curve.emplace_back(x(p), y(share(p, true)));
+  }
+  svg.polyline(strict_curve, "#90a4ae", 1.5);
+  svg.polyline(median_curve, kAccent, 2);
+  for (const FastP& f : summary.fast_p) {
+    if (!f.point_rate) continue;
+    svg.circle(
+        x(f.threshold), y(*f.point_rate), 3.5, kAccent,
+        fmt::format("fast_{} = {:.1f}% (median above p)", tick_label(f.threshold), *f.point_rate * 100));
+  }
+  legend(svg, kLeft + 8, kTop + plot_h + 50,
+         {{"median speedup > p", std::string(kAccent)}, {"95% interval above p", "#90a4ae"}});
+  return svg.str();
+}
+
+std::string verdicts_plot(const Summary& summary) {
+  if (summary.total.selected == 0) return empty("No case was selected.");
+  std::vector<std::pair<std::string, const Tally*>> bars;
+  for (const LevelSummary& l : summary.levels) bars.emplace_back(l.level, &l.tally);
+  if (bars.size() != 1) bars.emplace_back("all", &summary.total);
+  std::vector<std::string> names;
+  for (Verdict v : kAllVerdicts) {
+    if (summary.total.count(v) > 0) names.emplace_back(to_string(v));
+  }
+  if (summary.total.not_run > 0) names.emplace_back("not_run");
+  const double bar_h = 22, gap = 10, plot_w = 480, label_w = 70;
+  const double height = kTop + static_cast<double>(bars.size()) * (bar_h + gap) + 50;
+  Svg svg(label_w + plot_w + 60, height, "Verdicts per level");
+  double y = kTop;
+  for (const auto& [label, tally] : bars) {
+    svg.text(label_w - 8, y + bar_h * 0.7, label, "end", 11);
+    double x = label_w;
+    const double scale = plot_w / std::max(tally->selected, 1);
+    for (const std::string& name : names) {
+      int n = name == "not_run" ? tally->not_run : tally->count(*parse_verdict(name));
+      if (n == 0) continue;
+      svg.rect(x, y, n * scale, bar_h, verdict_color(name), fmt::format("{} {}: {}", label, name, n));
+      if (n * scale > 18) {
+        bool light = name == "timeout" || name == "not_run";
+        svg.text(x + n * scale / 2, y + bar_h * 0.7, std::to_string(n), "middle", 10, 0,
+                 light ? "#222" : "#fff");
+      }
+      x += n * scale;
+    }
+    svg.text(x + 6, y + bar_h * 0.7, fmt::format("{}", tally->selected), "start", 10);
+    y += bar_h + gap;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const std::string& name : names) items.emplace_back(name, std::string(verdict_color(name)));
+  legend(svg, label_w, y + 16, items);
+  return svg.str();
+}
+
+std::string phase_time_plot(const std::vector<CaseResult>& results) {
+  struct Part {
+    std::string name, color;
+    double total = 0;
+  };
+  std::vector<Part> parts = {
+      {"generate", "#7986cb"}, {"compile", "#ffb74d"}, {"verify", "#4db6ac"}, {"other", "#bdbdbd"}};
+  std::vector<std::pair<std::string, std::array<double, 4>>> rows;
+  double longest = 0;
+  for (const CaseResult& r : results) {
+    const Timings& t = r.timings;
+    std::array<double, 4> s = {t.generate_s.value_or(0), t.compile_s.value_or(0), t.verify_s.value_or(0), 0};
+    double known = s[0] + s[1] + s[2];
+    s[3] = std::max(t.total_s.value_or(known) - known, 0.0);
+    if (s[0] + s[1] + s[2] + s[3] <= 0) continue;
+    for (std::size_t k = 0; k < 4; ++k) parts[k].total += s[k];
+    longest = std::max(longest, s[0] + s[1] + s[2] + s[3]);
+    rows.emplace_back(r.case_id, s);
+  }
+  if (rows.empty()) return empty("No case recorded its timings.");
+  const double bar_h = 14, gap = 5, plot_w = 480, label_w = 170;
+  const double axis_y = kTop + static_cast<double>(rows.size()) * (bar_h + gap);
+  Svg svg(label_w + plot_w + 40, axis_y + 64, "Time spent per phase, per case");
+  Scale x{0, longest, label_w, label_w + plot_w};
+  for (double t : nice_ticks(0, longest, 6)) {
+    svg.line(x(t), kTop - 4, x(t), axis_y, kGrid);
+    svg.text(x(t), axis_y + 14, tick_label(t) + " s", "middle", 10);
+  }
+  double y = kTop;
+  for (const auto& [id, s] : rows) {
+    svg.text(label_w - 6, y + bar_h * 0.8, short_id(id), "end", 10);
+    double at = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      if (s[k] <= 0) continue;
+      svg.rect(x(at), y, x(at + s[k]) - x(at), bar_h, parts[k].color,
+               fmt::format("{} {}: {:.2f} s", id, parts[k].name, s[k]));
+      at += s[k];
+    }
+    y += bar_h + gap;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const Part& p : parts) items.emplace_back(fmt::format("{} {:.1f} s", p.name, p.total), p.color);
+  legend(svg, label_w, axis_y + 40, items);
+  return svg.str();
+}
+
+}  // namespace kgym::report

@@ -1,0 +1,237 @@
+#include "report/html_report.h"
+
+#include <regex>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "report/html_plots.h"
+#include "report/report_test_util.h"
+#include "report/svg.h"
+#include "util/fs.h"
+#include "util/temp_dir.h"
+
+namespace kgym::report {
+namespace {
+
+using testing::make_result;
+
+TEST(XmlEscape, EscapesMarkupQuotesControlsAndBadUtf8) {
+  EXPECT_EQ(xml_escape(R"(<a href="x">'&'</a>)"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(xml_escape("tab\tok \x01 bell"), "tab\tok \uFFFD bell");
+  EXPECT_EQ(xml_escape("caf\xC3\xA9 \xFF!"), "caf\xC3\xA9 \uFFFD!");
+  EXPECT_EQ(xml_escape("1.5\u00d7"), "1.5\u00d7");
+}
+
+TEST(Scale, LinearAndLog) {
+  Scale linear{0, 10, 100, 200};
+  EXPECT_DOUBLE_EQ(linear(5), 150);
+  Scale inverted{0, 1, 300, 100};  // y axes grow upwards
+  EXPECT_DOUBLE_EQ(inverted(0.25), 250);
+  Scale log{0.1, 10, 0, 200, true};
+  EXPECT_DOUBLE_EQ(log(1), 100);
+  EXPECT_DOUBLE_EQ(log(0), log(1e-12));  // clamped, never NaN
+}
+
+TEST(Ticks, NiceAndLog) {
+  EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(nice_ticks(0, 2.75, 8), (std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5}));
+  EXPECT_EQ(log_ticks(0.3, 12), (std::vector<double>{0.5, 1, 2, 5, 10}));
+  EXPECT_EQ(tick_label(1.5), "1.5");
+  EXPECT_EQ(tick_label(2), "2");
+}
+
+TEST(Svg, WritesEscapedShapesWithTooltips) {
+  Svg svg(100, 50, "a <b> plot");
+  svg.rect(1, 2, 3, 4, "#fff", "case \"x\"");
+  svg.text(10, 20, "1 < 2", "end", 10, -45);
+  std::string s = svg.str();
+  EXPECT_EQ(s.rfind("<svg width=\"100.0\" height=\"50.0\" viewBox=\"0 0 100.0 50.0\" role=\"img\"", 0), 0u)
+      << s;
+  EXPECT_NE(s.find("aria-label=\"a &lt;b&gt; plot\""), std::string::npos);
+  EXPECT_NE(s.find("<title>case &quot;x&quot;</title></rect>"), std::string::npos) << s;
+  EXPECT_NE(s.find("transform=\"rotate(-45.0 10.0 20.0)\">1 &lt; 2</text>"), std::string::npos) << s;
+}
+
+TEST(UrlPath, KeepsSafeBytesAndEncodesTheRest) {
+  EXPECT_EQ(url_path("cases/level1/1_ReLU/SPEC.md"), "cases/level1/1_ReLU/SPEC.md");
+  EXPECT_EQ(url_path("a b/\"x\"#?"), "a%20b/%22x%22%23%3F");
+}
+
+// Start tags and end tags balance (void elements excepted); a minimal
+// well-formedness check (the e2e test parses the page as XML).
+bool tags_balance(const std::string& html, std::string& problem) {
+  static const std::regex tag(R"(<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>)");
+  std::vector<std::string> open;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), tag); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    std::string name = m[2];
+    if (m[3] == "/") continue;  // <meta ... />
+    if (m[1] == "/") {
+      if (open.empty() || open.back() != name) {
+        problem = "unexpected </" + name + "> after <" + (open.empty() ? "" : open.back()) + ">";
+        return false;
+      }
+      open.pop_back();
+    } else {
+      open.push_back(name);
+    }
+  }
+  if (!open.empty()) problem = "unclosed <" + open.back() + ">";
+  return open.empty();
+}
+
+class HtmlReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    results_ = {make_result("level1/1_A", Verdict::kPass, 1.8),
+                make_result("level1/2_B", Verdict::kPass, 0.6),
+                make_result("level1/3_C", Verdict::kFailCorrectness, std::nullopt,
+                            "output 0 differs <script>alert(1)</script> & more"),
+                make_result("level2/1_D", Verdict::kFailCheat, std::nullopt, "static.no_kernel"),
+                make_result("level2/2_E", Verdict::kPass, 2.5)};
+    results_[0].timings = {12.0, 3.0, 5.0, 21.0};
+    results_[3].cheat = CheatFinding{"static.no_kernel", "static", "model_new.py:3"};
+    summary_ = summarize(
+        results_, {"level1/1_A", "level1/2_B", "level1/3_C", "level2/1_D", "level2/2_E", "level2/3_F"});
+    info_.run_dir = "/runs/r&d";
+    info_.backend = "cpu";
+    info_.mode = "performance";
+    info_.config_path = "/cfg.yaml";
+    input_.summary = &summary_;
+    input_.info = &info_;
+    input_.results = &results_;
+    input_.files["level1/1_A"] = {{"SPEC.md", "cases/level1/1_A/SPEC.md"},
+                                  {"result", "cases/level1/1_A/result.json"}};
+    input_.run_record = {{"run_seed", 42},
+                         {"python", "/usr/bin/python3"},
+                         {"machine", {{"cpu_model", "Xeon <fast>"}, {"devices", {"0", "1"}}}},
+                         {"cases", {"level1/1_A"}}};
+    input_.config_text = "verifier:\n  mode: performance  # <b>\n";
+  }
+
+  std::vector<CaseResult> results_;
+  Summary summary_;
+  RunInfo info_;
+  HtmlReportInput input_;
+};
+
+TEST_F(HtmlReportTest, HasEverySectionAndPlot) {
+  std::string html = html_report(input_);
+  for (const char* id : {"headline", "plots", "cases", "provenance", "plot-speedup", "plot-fast-p",
+                         "plot-verdicts", "plot-phases", "case-level1/1_A", "case-level2/3_F"}) {
+    EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+  }
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // Four figures, each an inline SVG.
+  std::size_t svgs = 0;
+  for (std::size_t at = html.find("<svg "); at != std::string::npos; at = html.find("<svg ", at + 1)) ++svgs;
+  EXPECT_EQ(svgs, 4u);
+  std::string problem;
+  EXPECT_TRUE(tags_balance(html, problem)) << problem;
+}
+
+TEST_F(HtmlReportTest, HeadlineNumbers) {
+  std::string html = html_report(input_);
+  // 3 of 6 pass, 1 of 6 cheats; fast_p cards for 1, 1.5 and 2; geomean of 1.8, 0.6, 2.5.
+  EXPECT_NE(html.find("<div class=\"k\">correct</div><div class=\"v\">50.0%"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"k\">cheat</div><div class=\"v\">16.7%"), std::string::npos);
+  for (const char* k : {"fast_1", "fast_1.5", "fast_2", "geomean speedup"}) {
+    EXPECT_NE(html.find(std::string("<div class=\"k\">") + k + "</div>"), std::string::npos) << k;
+  }
+  EXPECT_NE(html.find("3 of 6 cases"), std::string::npos);
+  EXPECT_NE(html.find("1.39\u00d7"), std::string::npos);  // (1.8 · 0.6 · 2.5)^(1/3)
+}
+
+TEST_F(HtmlReportTest, EscapesRecordTextAndLinksRelatively) {
+  std::string html = html_report(input_);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"), std::string::npos);
+  EXPECT_NE(html.find("/runs/r&amp;d"), std::string::npos);
+  EXPECT_NE(html.find("Xeon &lt;fast&gt;"), std::string::npos);
+  EXPECT_NE(html.find("# &lt;b&gt;"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"cases/level1/1_A/SPEC.md\">SPEC.md</a>"), std::string::npos);
+  EXPECT_NE(html.find("fail_cheat (static.no_kernel)"), std::string::npos);
+  EXPECT_NE(html.find("<dt>run_seed</dt><dd>42</dd>"), std::string::npos);
+  EXPECT_NE(html.find("<dt>machine.devices</dt><dd>0, 1</dd>"), std::string::npos);
+}
+
+TEST_F(HtmlReportTest, SelfContained) {
+  std::string html = html_report(input_);
+  for (const char* external : {"http:", "https:", "//", "src=", "url(", "@import", "<link", "<script"}) {
+    // "//" may only appear inside text, never as a protocol-relative reference.
+    if (std::string_view(external) == "//") {
+      EXPECT_EQ(html.find("=\"//"), std::string::npos);
+      continue;
+    }
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  }
+}
+
+TEST_F(HtmlReportTest, EmptyRunSaysSoInsteadOfDrawingNothing) {
+  std::vector<CaseResult> none;
+  Summary empty = summarize(none, {});
+  input_.summary = &empty;
+  input_.results = &none;
+  input_.files.clear();
+  std::string html = html_report(input_);
+  EXPECT_NE(html.find("<p class=\"empty\">No passing case has a measured speedup.</p>"), std::string::npos);
+  EXPECT_NE(html.find("<p class=\"empty\">No case recorded its timings.</p>"), std::string::npos);
+  std::string problem;
+  EXPECT_TRUE(tags_balance(html, problem)) << problem;
+}
+
+TEST(FindCaseFiles, ListsOnlyFilesThatExist) {
+  util::TempDir temp("kgym-html");
+  auto dir = temp.path() / "cases" / "level1" / "1_A";
+  ASSERT_TRUE(util::make_dirs(dir / "candidate"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "SPEC.md", "x"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "candidate" / "model_new.py", "x"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "verify.log", "x"));
+  auto files = find_case_files(temp.path(), {"level1/1_A", "level1/2_B"});
+  ASSERT_EQ(files["level1/1_A"].size(), 3u);
+  EXPECT_EQ(files["level1/1_A"][0].relative_path, "cases/level1/1_A/SPEC.md");
+  EXPECT_EQ(files["level1/1_A"][1].label, "candidate");
+  EXPECT_EQ(files["level1/1_A"][2].label, "verify log");
+  EXPECT_TRUE(files["level1/2_B"].empty());
+}
+
+}  // namespace
+}  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+TEST(RedactEnvValues, BlockAndFlowStyle) {
+  EXPECT_EQ(redact_env_values("agent:\n"
+                              "  kind: command\n"
+                              "  env:\n"
+                              "    API_KEY: sk-secret  # comment\n"
+                              "\n"
+                              "    OTHER: \"x: y\"\n"
+                              "  timeout_sec: 60\n"
+                              "verifier:\n"
+                              "  env: {A: b}\n"),
+            "agent:\n"
+            "  kind: command\n"
+            "  env:\n"
+            "    API_KEY: <redacted>\n"
+            "\n"
+            "    OTHER: <redacted>\n"
+            "  timeout_sec: 60\n"
+            "verifier:\n"
+            "  env: <redacted>\n");
+  EXPECT_EQ(redact_env_values("cases: 1:3"), "cases: 1:3");
+}
+
+TEST_F(HtmlReportTest, SecretsInAgentEnvAreNotShared) {
+  input_.config_text = "agent:\n  env:\n    API_KEY: sk-secret\n";
+  input_.run_record["sets"] = {"agent.env.TOKEN=tok-secret", "concurrency=2"};
+  std::string html = html_report(input_);
+  EXPECT_EQ(html.find("secret"), std::string::npos);
+  EXPECT_NE(html.find("API_KEY: &lt;redacted&gt;"), std::string::npos);
+  EXPECT_NE(html.find("agent.env.TOKEN=&lt;redacted&gt;, concurrency=2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::report

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `kgym compare` on the two fixture runs (tests/fixtures/runs/README.md):
+# every kind of change is reported in the terminal and in Markdown.
+source "$(dirname "$0")/lib.sh"
+
+A="$SRC/tests/fixtures/runs/before"
+B="$SRC/tests/fixtures/runs/after"
+MD="$TMP/compare.md"
+
+expect_exit 0 "kgym compare A B --md FILE" "$KGYM" compare "$A" "$B" --md "$MD"
+echo "$OUT"
+expect_output "^correct +55\.6% +62\.5% +\+6\.9 pp$" "correct % of both runs and the change"
+expect_output "^fast_1 +11\.1% +25\.0% +\+13\.9 pp$" "fast_1 of both runs and the change"
+expect_output "^geomean speedup +0\.80× +1\.08× +×1\.35$" "geomean speedup of both runs and the ratio"
+expect_output "^level1/1_ReLU +pass +fail_correctness +1\.02× → — +broken$" "a broken case"
+expect_output "^level1/3_SumReduction +fail_correctness +pass +— → 1\.45× +fixed$" "a fixed case"
+expect_output "^level1/4_Softmax +pass +pass +0\.29× → 0\.91× +faster ×3\.18$" "a faster case"
+expect_output "^level1/9_MSELoss +timeout +— .*only in A$" "a case only in the first run"
+expect_output "^5 cases unchanged" "unchanged cases are counted"
+expect_output "wrote $MD" "says where the Markdown is"
+
+check "Markdown written" test -s "$MD"
+check "Markdown aggregate table" grep -qF "| correct | 55.6% | 62.5% | +6.9 pp |" "$MD"
+check "Markdown case table" grep -qF '| `level1/3_SumReduction` | fail\_correctness | pass | — → 1.45× | **fixed** |' "$MD"
+check "Markdown holds no raw JSON" bash -c "! grep -q '[{}]' '$MD'"
+
+expect_exit 2 "a directory that is not a run is a usage error" "$KGYM" compare "$A" "$TMP"
+expect_output "is not a kgym run directory" "says which argument is wrong"
+
+finish
