@@ -52,6 +52,9 @@ class Agent {
   // The agent's cwd for a task (its work dir unless the config says otherwise).
   virtual std::filesystem::path workdir(const AgentTask& task) const = 0;
   virtual std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const = 0;
+  // Where the artifacts are looked up: the work dir, or the case's workspace
+  // when the agent works in an external repository.
+  virtual std::filesystem::path artifact_dir(const AgentTask& task) const { return workdir(task); }
   // The CLI whose `--version` is recorded as provenance; nullopt for kinds
   // that have none (replay, command).
   virtual std::optional<std::string> binary() const { return std::nullopt; }

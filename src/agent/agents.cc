@@ -49,7 +49,12 @@ class ReplayAgent final : public Agent {
 }  // namespace
 
 std::filesystem::path CommandAgent::workdir(const AgentTask& task) const {
+  if (config_.work_repo && config_.workdir == "{workspace}") return *config_.work_repo;
   return expand_template(config_.workdir, placeholders(task, config_));
+}
+
+std::filesystem::path CommandAgent::artifact_dir(const AgentTask& task) const {
+  return config_.work_repo ? task.workspace : workdir(task);
 }
 
 std::expected<std::vector<std::string>, GenerationFailure> CommandAgent::command(
@@ -74,6 +79,11 @@ std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentT
   spec.env["KGYM_WORKSPACE"] = task.workspace.string();
   spec.env["KGYM_PROMPT_FILE"] = task.prompt_file.string();
   if (!task.device.empty()) spec.env["KGYM_DEVICE"] = task.device;
+  if (config_.work_repo) {
+    spec.env["KGYM_WORK_REPO"] = config_.work_repo->string();
+    // PyPTO picks its NPU from this variable.
+    if (!task.device.empty()) spec.env["TILE_FWK_DEVICE_ID"] = task.device;
+  }
   spec.log_file = task.case_dir / "agent.log";
   return AgentLaunch{spec, config_.timeout};
 }

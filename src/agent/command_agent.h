@@ -16,6 +16,7 @@ class CommandAgent : public Agent {
   std::optional<std::string> model() const override { return config_.model; }
   const std::vector<std::string>& artifacts() const override { return config_.artifacts; }
   std::filesystem::path workdir(const AgentTask& task) const override;
+  std::filesystem::path artifact_dir(const AgentTask& task) const override;
   std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override;
 
  protected:

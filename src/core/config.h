@@ -28,6 +28,10 @@ struct AgentConfig {
   std::string binary;
   std::vector<std::string> extra_args;        // appended to the profile's own flags; templates
   std::optional<std::string> opencode_agent;  // opencode's --agent
+  // Work-repo layout (docs/agents.md "Work repository"): the agent runs with
+  // cwd = this repository and each case's workspace is
+  // <work_repo>/custom/<level>/<N>_<Name>/ (artifacts are relative to it).
+  std::optional<std::filesystem::path> work_repo;
   std::map<std::string, std::string> env;
   std::chrono::seconds timeout{1800};
   std::string workdir = "{workspace}";                 // template; cwd of the agent

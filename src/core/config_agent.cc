@@ -15,9 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kAgentKeys[] = {"kind",    "argv",       "env",           "timeout_sec",
-                                           "workdir", "artifacts",  "model",         "dir",
-                                           "binary",  "extra_args", "opencode_agent"};
+constexpr std::string_view kAgentKeys[] = {"kind",           "argv",     "env", "timeout_sec", "workdir",
+                                           "artifacts",      "model",    "dir", "binary",      "extra_args",
+                                           "opencode_agent", "work_repo"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
 
 bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }
@@ -266,6 +266,21 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
       reader.error(*entry, "is only used by the opencode profile", "remove it or set agent.kind: opencode");
     } else if (auto value = reader.text(*entry, "name an opencode agent, e.g. opencode_agent: build")) {
       agent.opencode_agent = *value;
+    }
+  }
+  if (auto entry = agent_map.get("work_repo")) {
+    constexpr std::string_view kFix =
+        "name an existing repository directory, e.g. work_repo: ~/.cache/kgym/pypto "
+        "(scripts/download_pypto.sh fetches one)";
+    if (agent.kind == "replay") {
+      reader.error(*entry, "needs an agent that runs",
+                   "set agent.kind to command, opencode, claude or codex");
+    } else if (auto repo = reader.path(*entry, kFix)) {
+      std::error_code ec;
+      if (!fs::is_directory(*repo, ec))
+        reader.error(*entry, fmt::format("'{}' is not a directory", repo->string()), kFix);
+      else
+        agent.work_repo = *repo;
     }
   }
   read_replay_dir(reader, agent_map, agent);

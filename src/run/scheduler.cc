@@ -69,6 +69,26 @@ std::optional<CaseResult> load_finished_result(const std::filesystem::path& dir,
   return std::nullopt;
 }
 
+// A case's op dir in a work repository starts empty. kgym marks the dirs it
+// makes; a dir it did not make is never deleted (the case fails instead).
+std::expected<void, std::string> fresh_op_dir(const std::filesystem::path& dir,
+                                              const std::filesystem::path& run_dir) {
+  constexpr const char* kMarker = ".kgym_op_dir";
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    if (!std::filesystem::exists(dir / kMarker, ec) && !std::filesystem::is_empty(dir, ec)) {
+      return std::unexpected(
+          fmt::format("{} exists and was not made by kgym; move it away or point agent.work_repo elsewhere",
+                      dir.string()));
+    }
+    std::filesystem::remove_all(dir, ec);
+    if (ec) return std::unexpected(fmt::format("cannot clear {}: {}", dir.string(), ec.message()));
+  }
+  if (auto ok = util::make_dirs(dir); !ok) return ok;
+  return util::write_file_atomic(dir / kMarker,
+                                 fmt::format("made by kgym for the run {}\n", run_dir.string()));
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
@@ -86,7 +106,8 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
   for (Case& c : cases) {
     CaseRun run;
     run.dir = options_.run_dir / "cases" / c.level / c.stem();
-    run.work = run.dir / "work";
+    run.work =
+        config.agent.work_repo ? *config.agent.work_repo / "custom" / c.level / c.stem() : run.dir / "work";
     run.c = std::move(c);
     CaseState state;
     state.id = run.c.id();
@@ -152,6 +173,10 @@ void Scheduler::start_case(std::size_t i) {
       set_phase(i, "waiting_device");
       return;
     }
+  }
+  if (config_.agent.work_repo) {
+    if (auto ok = fresh_op_dir(run.work, options_.run_dir); !ok)
+      return fail(i, Verdict::kHarnessError, ok.error());
   }
   for (const auto& dir : {run.dir, run.work}) {
     if (auto ok = util::make_dirs(dir); !ok) return fail(i, Verdict::kHarnessError, ok.error());
@@ -272,7 +297,7 @@ bool Scheduler::stage_passed(std::size_t i) {
   CaseRun& run = runs_[i];
   const StageConfig& stage = config_.workflow.stages[run.workflow_stage];
   agent::AgentTask task = agent_task(i, run.work / "prompt.md");
-  GateContext context{agent_.workdir(task), run.c.file, config_.verifier.backend,
+  GateContext context{agent_.artifact_dir(task), run.c.file, config_.verifier.backend,
                       agent::placeholders(task, config_.agent)};
   StageRecord& record = run.generation.stages.back();
   record.attempts.push_back(StageAttempt{run.attempt, "ok", check_stage(stage, context)});
@@ -344,7 +369,8 @@ void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) 
   }
   if (workflow && !stage_passed(i)) return;
   end_generation(i);
-  auto candidate = agent::collect_artifacts(agent_, agent_.workdir(agent_task(i, {})), run.dir / "candidate");
+  auto candidate =
+      agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task(i, {})), run.dir / "candidate");
   if (!candidate) {
     run.generation.outcome = std::string(to_string(candidate.error().outcome));
     return fail(i, Verdict::kGenerationFailed, candidate.error().reason);
