@@ -162,10 +162,17 @@ void Scheduler::start_case(std::size_t i) {
         run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
     if (!g.is_discarded() && g.value("outcome", "") == "ok" && std::filesystem::exists(cand)) {
       run.candidate = cand;
-      run.generation.outcome = "ok";
-      run.generation.agent = g.value("agent", agent_.name());
-      if (g.contains("duration_s") && g["duration_s"].is_number())
-        run.generation.duration_s = g["duration_s"].get<double>();
+      // Everything generation.json recorded (usage, provenance, stages) is kept.
+      try {
+        run.generation = *result_from_json({{"schema_version", kResultSchemaVersion},
+                                            {"case_id", run.c.id()},
+                                            {"verdict", "harness_error"},
+                                            {"generation", g}})
+                              .generation;
+      } catch (const nlohmann::json::exception&) {
+        run.generation = Generation{};
+        run.generation.agent = agent_.name();
+      }
       if (g.contains("generate_s") && g["generate_s"].is_number())
         run.generate_s = g["generate_s"].get<double>();
       store_.event("resume_verify", run.c.id());
