@@ -157,3 +157,26 @@ TEST(RenderFrame, EmptyRun) {
 
 }  // namespace
 }  // namespace kgym::monitor
+
+namespace kgym::monitor {
+namespace {
+
+TEST(RenderFrame, RepromptedStageShowsItsFailedChecks) {
+  RunState s;
+  s.run_dir = "/runs/wf";
+  s.started_at = kT0;
+  s.updated_at = kNow - 1;
+  CaseState c = make_case("level1/19_ReLU", "generating");
+  c.stage = "plan";
+  c.attempt = 2;
+  c.started_at = kT0;
+  c.phase_started_at = kNow - 5;
+  c.failed_gates = {"forbidden_words PLAN.md: PLAN.md contains 'TBD' (line 7)", "headings PLAN.md: ..."};
+  s.cases = {c};
+  std::string frame = render_frame(s, kNow, 160, 10);
+  EXPECT_NE(frame.find("generating      plan     2"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("2 checks failed"), std::string::npos) << frame;
+}
+
+}  // namespace
+}  // namespace kgym::monitor
