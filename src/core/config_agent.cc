@@ -270,7 +270,7 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
   }
   if (auto entry = agent_map.get("work_repo")) {
     constexpr std::string_view kFix =
-        "name an existing repository directory, e.g. work_repo: ~/.cache/kgym/pypto "
+        "name an existing repository directory, e.g. work_repo: /home/me/.cache/kgym/pypto "
         "(scripts/download_pypto.sh fetches one)";
     if (agent.kind == "replay") {
       reader.error(*entry, "needs an agent that runs",

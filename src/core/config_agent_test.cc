@@ -106,3 +106,26 @@ TEST_F(ConfigTest, WorkflowErrorsNameTheStageKey) {
 
 }  // namespace
 }  // namespace kgym::testing_config
+
+namespace kgym::testing_config {
+namespace {
+
+// The shipped workflow example loads once its CLI is on PATH.
+TEST_F(ConfigTest, WorkflowExampleLoads) {
+  fs::path cli = write("#!/bin/sh\necho 1.0.0\n", "bin/opencode");
+  ::chmod(cli.c_str(), 0755);
+  std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir_ / "bin").string() + ":" + saved).c_str(), 1);
+  auto config = load_config(
+      ConfigSource{fs::path(KGYM_SOURCE_DIR) / "configs" / "examples" / "workflow_4stage.yaml", {}, {}});
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_TRUE(config) << config.error().message;
+  ASSERT_EQ(config->workflow.stages.size(), 4u);
+  std::vector<std::string> names;
+  for (const StageConfig& stage : config->workflow.stages) names.push_back(stage.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"plan", "golden", "design", "develop"}));
+  EXPECT_EQ(config->agent.kind, "opencode");
+}
+
+}  // namespace
+}  // namespace kgym::testing_config
