@@ -15,6 +15,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ccache procps
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
   python3 python3-dev python3-numpy python3-setuptools pybind11-dev python3-torch libtorch-dev libopenblas0-openmp
+  npm
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <expected>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/transcript.h"
 #include "core/config.h"
 #include "core/result.h"
 #include "util/process_runner.h"
@@ -50,9 +52,22 @@ class Agent {
   // The agent's cwd for a task (its work dir unless the config says otherwise).
   virtual std::filesystem::path workdir(const AgentTask& task) const = 0;
   virtual std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const = 0;
+  // Where the artifacts are looked up: the work dir, or the case's workspace
+  // when the agent works in an external repository.
+  virtual std::filesystem::path artifact_dir(const AgentTask& task) const { return workdir(task); }
+  // The CLI whose `--version` is recorded as provenance; nullopt for kinds
+  // that have none (replay, command).
+  virtual std::optional<std::string> binary() const { return std::nullopt; }
+  // Called once after the case's last agent run: keeps the JSON transcript
+  // (from agent.log) under <case_dir>/session/ and returns what it reports.
+  // nullopt for kinds that print no known stream.
+  virtual std::optional<Usage> read_usage(const AgentTask&) const { return std::nullopt; }
 };
 
 std::unique_ptr<Agent> make_agent(const AgentConfig& config);
+
+// The values of the {placeholders} (docs/config.md) for one task.
+std::map<std::string, std::string> placeholders(const AgentTask& task, const AgentConfig& config);
 
 // Copies the declared artifacts from `workdir` into `candidate_dir` (regular
 // files only; links are refused). Returns the candidate file's new path.

@@ -1,19 +1,21 @@
-// The two built-in agent kinds: `replay` (a stored candidate per case) and
-// `command` (any program, run by the scheduler as a child process).
+// The two plain agent kinds: `replay` (a stored candidate per case) and
+// `command` (any program, run by the scheduler as a child process). The CLI
+// profiles build on `command` (profiles.cc).
 #include <fmt/format.h>
 
 #include "agent/agent.h"
+#include "agent/command_agent.h"
 #include "agent/template.h"
 #include "util/fs.h"
 
 namespace kgym::agent {
-namespace {
-
 std::map<std::string, std::string> placeholders(const AgentTask& task, const AgentConfig& config) {
   return {{"workspace", task.workspace.string()}, {"prompt_file", task.prompt_file.string()},
           {"spec_file", task.spec_file.string()}, {"case_id", task.case_id},
           {"model", config.model.value_or("")},   {"device", task.device}};
 }
+
+namespace {
 
 class ReplayAgent final : public Agent {
  public:
@@ -44,40 +46,51 @@ class ReplayAgent final : public Agent {
   std::vector<std::string> artifacts_{"model_new.py"};
 };
 
-class CommandAgent final : public Agent {
- public:
-  explicit CommandAgent(AgentConfig config) : config_(std::move(config)) {}
-  std::string name() const override { return "command"; }
-  std::optional<std::string> model() const override { return config_.model; }
-  const std::vector<std::string>& artifacts() const override { return config_.artifacts; }
-  std::filesystem::path workdir(const AgentTask& task) const override {
-    return expand_template(config_.workdir, placeholders(task, config_));
-  }
-
-  std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override {
-    auto values = placeholders(task, config_);
-    util::ProcessSpec spec;
-    for (const std::string& arg : config_.argv) spec.argv.push_back(expand_template(arg, values));
-    spec.cwd = workdir(task);
-    if (auto ok = util::make_dirs(spec.cwd); !ok) {
-      return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, ok.error()});
-    }
-    for (const auto& [key, value] : config_.env) spec.env[key] = expand_template(value, values);
-    spec.env["KGYM_CASE_ID"] = task.case_id;
-    spec.env["KGYM_WORKSPACE"] = task.workspace.string();
-    if (!task.device.empty()) spec.env["KGYM_DEVICE"] = task.device;
-    spec.log_file = task.case_dir / "agent.log";
-    return AgentLaunch{spec, config_.timeout};
-  }
-
- private:
-  AgentConfig config_;
-};
-
 }  // namespace
+
+std::filesystem::path CommandAgent::workdir(const AgentTask& task) const {
+  if (config_.work_repo && config_.workdir == "{workspace}") return *config_.work_repo;
+  return expand_template(config_.workdir, placeholders(task, config_));
+}
+
+std::filesystem::path CommandAgent::artifact_dir(const AgentTask& task) const {
+  return config_.work_repo ? task.workspace : workdir(task);
+}
+
+std::expected<std::vector<std::string>, GenerationFailure> CommandAgent::command(
+    const AgentTask&, const std::map<std::string, std::string>& values) const {
+  std::vector<std::string> argv;
+  for (const std::string& arg : config_.argv) argv.push_back(expand_template(arg, values));
+  return argv;
+}
+
+std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentTask& task) const {
+  auto values = placeholders(task, config_);
+  util::ProcessSpec spec;
+  auto argv = command(task, values);
+  if (!argv) return std::unexpected(argv.error());
+  spec.argv = std::move(*argv);
+  spec.cwd = workdir(task);
+  if (auto ok = util::make_dirs(spec.cwd); !ok) {
+    return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, ok.error()});
+  }
+  for (const auto& [key, value] : config_.env) spec.env[key] = expand_template(value, values);
+  spec.env["KGYM_CASE_ID"] = task.case_id;
+  spec.env["KGYM_WORKSPACE"] = task.workspace.string();
+  spec.env["KGYM_PROMPT_FILE"] = task.prompt_file.string();
+  if (!task.device.empty()) spec.env["KGYM_DEVICE"] = task.device;
+  if (config_.work_repo) {
+    spec.env["KGYM_WORK_REPO"] = config_.work_repo->string();
+    // PyPTO picks its NPU from this variable.
+    if (!task.device.empty()) spec.env["TILE_FWK_DEVICE_ID"] = task.device;
+  }
+  spec.log_file = task.case_dir / "agent.log";
+  return AgentLaunch{spec, config_.timeout};
+}
 
 std::unique_ptr<Agent> make_agent(const AgentConfig& config) {
   if (config.kind == "command") return std::make_unique<CommandAgent>(config);
+  if (auto profile = make_profile_agent(config)) return profile;
   return std::make_unique<ReplayAgent>(config);
 }
 

@@ -30,8 +30,9 @@ using config_detail::Mapping;
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"bench_dir", "level", "cases",    "devices", "concurrency",
-                                         "output",    "agent", "verifier", "problem", "monitor"};
+constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",   "devices",
+                                         "concurrency", "output",  "agent",   "verifier",
+                                         "problem",     "monitor", "workflow"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
@@ -172,6 +173,12 @@ Config read_config(ConfigReader& reader) {
     config_detail::read_agent(reader, *entry, config.agent);
   else
     config_detail::read_agent(reader, top.missing("agent"), config.agent);
+  if (auto entry = top.get("workflow")) {
+    config_detail::read_workflow(reader, *entry, config.workflow);
+    if (config.agent.kind == "replay")
+      reader.error(*entry, "needs an agent that runs",
+                   "set agent.kind to command, opencode, claude or codex");
+  }
   if (auto entry = top.get("problem")) read_problem(reader, *entry, config);
   if (auto entry = top.get("monitor")) read_monitor(reader, *entry, config);
   return config;

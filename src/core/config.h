@@ -20,9 +20,18 @@ struct Tolerance {
 };
 
 struct AgentConfig {
-  std::string kind = "replay";  // "command" | "replay"
+  std::string kind = "replay";  // "command" | "replay" | a profile: "opencode" | "claude" | "codex"
   // kind: command
   std::vector<std::string> argv;  // template with {workspace} {prompt_file} ...
+  // kinds opencode | claude | codex (docs/agents.md): the CLI, found on PATH
+  // at load time (`binary` absolute when it was given as a path).
+  std::string binary;
+  std::vector<std::string> extra_args;        // appended to the profile's own flags; templates
+  std::optional<std::string> opencode_agent;  // opencode's --agent
+  // Work-repo layout (docs/agents.md "Work repository"): the agent runs with
+  // cwd = this repository and each case's workspace is
+  // <work_repo>/custom/<level>/<N>_<Name>/ (artifacts are relative to it).
+  std::optional<std::filesystem::path> work_repo;
   std::map<std::string, std::string> env;
   std::chrono::seconds timeout{1800};
   std::string workdir = "{workspace}";                 // template; cwd of the agent
@@ -55,6 +64,33 @@ struct VerifierConfig {
   bool compile_cache = true;  // use ccache for extension builds when present
 };
 
+// One gate of a workflow stage, checked by the harness after the stage's
+// agent run (docs/workflows.md). `kind` decides which fields matter.
+struct GateConfig {
+  std::string
+      kind;  // non_empty | headings | sections | forbidden_words | command | python_symbols | static_check
+  std::string file;                // relative to the agent's work dir (all kinds but command)
+  std::vector<std::string> items;  // headings, words, symbols
+  int min_count = 0;               // sections: at least this many "## " sections
+  std::vector<std::string> argv;   // command: run in the work dir; templates
+  std::string marker;              // command: must appear in its output ("" = exit 0 is enough)
+  std::chrono::seconds timeout{120};
+};
+
+struct StageConfig {
+  std::string name;
+  std::filesystem::path prompt;        // template file (placeholders as in agent.argv)
+  std::vector<std::string> artifacts;  // must exist and be non-empty after the stage
+  std::vector<GateConfig> gates;
+};
+
+// Optional `workflow:` section: the agent is run once per stage, each stage
+// re-prompted with its failed checks up to `max_attempts` times.
+struct WorkflowConfig {
+  int max_attempts = 3;
+  std::vector<StageConfig> stages;  // empty = no workflow (one agent run)
+};
+
 struct Config {
   std::filesystem::path source;  // the YAML file ("<bundled default>" if none)
   std::filesystem::path bench_dir;
@@ -65,6 +101,7 @@ struct Config {
   std::filesystem::path output_root;
   std::optional<std::string> run_name;  // default: timestamp
   AgentConfig agent;
+  WorkflowConfig workflow;
   VerifierConfig verifier;
   std::map<std::string, long long> overrides;  // problem.overrides
   std::chrono::milliseconds monitor_poll{1000};

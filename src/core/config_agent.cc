@@ -8,15 +8,26 @@
 #include <fmt/ranges.h>
 
 #include "core/config_sections.h"
+#include "util/fs.h"
 
 namespace kgym::config_detail {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kAgentKeys[] = {"kind",    "argv",      "env",   "timeout_sec",
-                                           "workdir", "artifacts", "model", "dir"};
-constexpr std::string_view kAgentKinds[] = {"command", "replay"};
+constexpr std::string_view kAgentKeys[] = {"kind",           "argv",     "env", "timeout_sec", "workdir",
+                                           "artifacts",      "model",    "dir", "binary",      "extra_args",
+                                           "opencode_agent", "work_repo"};
+constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
+
+bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }
+
+// How to get each profile's CLI, for the "not found" message.
+std::string_view install_hint(std::string_view kind) {
+  if (kind == "opencode") return "npm install -g opencode-ai";
+  if (kind == "claude") return "npm install -g @anthropic-ai/claude-code";
+  return "npm install -g @openai/codex";
+}
 constexpr std::string_view kPlaceholders[] = {"workspace", "prompt_file", "spec_file",
                                               "case_id",   "model",       "device"};
 
@@ -63,6 +74,11 @@ void read_argv(ConfigReader& reader, const Mapping& agent_map, AgentConfig& agen
   constexpr std::string_view kFix =
       "write the command as a list, one argument per item, e.g. argv: [./my_agent.sh, '{workspace}']";
   std::optional<Entry> at = agent_map.get("argv");
+  if (at && is_profile(agent.kind)) {
+    reader.error(*at, fmt::format("is built by the {} profile", agent.kind),
+                 "remove agent.argv and add your own flags with agent.extra_args (docs/agents.md)");
+    return;
+  }
   if (!at) {
     if (agent.kind == "command")
       reader.error(agent_map.missing("argv"), "required when agent.kind is command", kFix);
@@ -79,6 +95,63 @@ void read_argv(ConfigReader& reader, const Mapping& agent_map, AgentConfig& agen
     check_template(reader, item, item.node.Scalar(), agent.model.has_value());
     agent.argv.push_back(item.node.Scalar());
   }
+  // A bare program name is looked up on PATH now, not after hours of work.
+  if (agent.kind == "command" && !items->empty() && (*items)[0].node.IsScalar()) {
+    const std::string& program = agent.argv.front();
+    if (program.find_first_of("/{") == std::string::npos && !util::find_executable(program)) {
+      reader.error((*items)[0], fmt::format("'{}' is not found on PATH", program),
+                   "install it, or give its path (absolute, or relative to the agent's work dir)");
+    }
+  }
+}
+
+void read_extra_args(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
+  constexpr std::string_view kFix = "list extra flags, one per item, e.g. extra_args: ['--verbose']";
+  if (!is_profile(agent.kind)) {
+    reader.error(at, "is only used by the opencode, claude and codex profiles",
+                 "put the arguments into agent.argv");
+    return;
+  }
+  auto items = reader.list(at, true, kFix);
+  if (!items) return;
+  for (const Entry& item : *items) {
+    if (auto value = reader.text(item, kFix)) {
+      check_template(reader, item, *value, agent.model.has_value());
+      agent.extra_args.push_back(*value);
+    }
+  }
+}
+
+// The profile's CLI must exist before any work starts (exit 2 otherwise).
+void read_binary(ConfigReader& reader, const Mapping& agent_map, AgentConfig& agent) {
+  std::optional<Entry> at = agent_map.get("binary");
+  if (!is_profile(agent.kind)) {
+    if (at)
+      reader.error(*at, "is only used by the opencode, claude and codex profiles",
+                   "name the program as the first item of agent.argv");
+    return;
+  }
+  std::string name = agent.kind;
+  if (at) {
+    auto value = reader.text(*at, "name the CLI on PATH or give its path, e.g. binary: /opt/bin/opencode");
+    if (!value) return;
+    name = *value;
+    if (name.find('/') != std::string::npos) {
+      auto path = reader.path(*at, "give the path of the CLI");
+      if (!path) return;
+      name = path->string();
+    }
+  }
+  auto found = util::find_executable(name);
+  if (!found) {
+    Entry where = at ? *at : agent_map.get("kind").value_or(agent_map.self);
+    reader.error(where,
+                 fmt::format("the {} CLI '{}' is not {}", agent.kind, name,
+                             name.find('/') != std::string::npos ? "an executable file" : "found on PATH"),
+                 fmt::format("install it ({}) or set agent.binary to its path", install_hint(agent.kind)));
+    return;
+  }
+  agent.binary = name.find('/') != std::string::npos ? found->string() : name;
 }
 
 void read_env(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
@@ -186,6 +259,30 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
   if (auto entry = agent_map.get("env")) read_env(reader, *entry, agent);
   if (auto entry = agent_map.get("artifacts")) read_artifacts(reader, *entry, agent);
   read_argv(reader, agent_map, agent);
+  read_binary(reader, agent_map, agent);
+  if (auto entry = agent_map.get("extra_args")) read_extra_args(reader, *entry, agent);
+  if (auto entry = agent_map.get("opencode_agent")) {
+    if (agent.kind != "opencode") {
+      reader.error(*entry, "is only used by the opencode profile", "remove it or set agent.kind: opencode");
+    } else if (auto value = reader.text(*entry, "name an opencode agent, e.g. opencode_agent: build")) {
+      agent.opencode_agent = *value;
+    }
+  }
+  if (auto entry = agent_map.get("work_repo")) {
+    constexpr std::string_view kFix =
+        "name an existing repository directory, e.g. work_repo: /home/me/.cache/kgym/pypto "
+        "(scripts/download_pypto.sh fetches one)";
+    if (agent.kind == "replay") {
+      reader.error(*entry, "needs an agent that runs",
+                   "set agent.kind to command, opencode, claude or codex");
+    } else if (auto repo = reader.path(*entry, kFix)) {
+      std::error_code ec;
+      if (!fs::is_directory(*repo, ec))
+        reader.error(*entry, fmt::format("'{}' is not a directory", repo->string()), kFix);
+      else
+        agent.work_repo = *repo;
+    }
+  }
   read_replay_dir(reader, agent_map, agent);
   if (!kind_ok) agent.kind = "replay";
 }

@@ -1,5 +1,7 @@
 #include "core/result.h"
 
+#include <algorithm>
+
 #include "util/json_optional.h"
 
 namespace kgym {
@@ -42,6 +44,44 @@ SpeedupEstimate speedup_from(const json& j) {
 
 }  // namespace
 
+bool StageAttempt::passed() const {
+  return outcome == "ok" && std::all_of(gates.begin(), gates.end(), [](const GateResult& g) { return g.ok; });
+}
+
+nlohmann::json stages_json(const std::vector<StageRecord>& stages) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const StageRecord& stage : stages) {
+    nlohmann::json attempts = nlohmann::json::array();
+    for (const StageAttempt& a : stage.attempts) {
+      nlohmann::json gates = nlohmann::json::array();
+      for (const GateResult& g : a.gates)
+        gates.push_back({{"gate", g.gate}, {"ok", g.ok}, {"detail", g.detail}});
+      attempts.push_back({{"attempt", a.attempt}, {"outcome", a.outcome}, {"gates", gates}});
+    }
+    out.push_back({{"name", stage.name}, {"passed", stage.passed}, {"attempts", attempts}});
+  }
+  return out;
+}
+
+std::vector<StageRecord> stages_from_json(const nlohmann::json& j) {
+  std::vector<StageRecord> stages;
+  for (const auto& s : j) {
+    StageRecord stage;
+    stage.name = s.value("name", "");
+    stage.passed = s.value("passed", false);
+    for (const auto& a : s.value("attempts", nlohmann::json::array())) {
+      StageAttempt attempt;
+      attempt.attempt = a.value("attempt", 1);
+      attempt.outcome = a.value("outcome", "ok");
+      for (const auto& g : a.value("gates", nlohmann::json::array()))
+        attempt.gates.push_back({g.value("gate", ""), g.value("ok", false), g.value("detail", "")});
+      stage.attempts.push_back(std::move(attempt));
+    }
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
 std::string_view to_string(GenerationOutcome o) {
   switch (o) {
     case GenerationOutcome::kOk: return "ok";
@@ -49,6 +89,7 @@ std::string_view to_string(GenerationOutcome o) {
     case GenerationOutcome::kTimeout: return "timeout";
     case GenerationOutcome::kMissingArtifact: return "missing_artifact";
     case GenerationOutcome::kLaunchFailed: return "launch_failed";
+    case GenerationOutcome::kGateFailed: return "gate_failed";
   }
   return "launch_failed";
 }
@@ -101,7 +142,12 @@ json to_json(const CaseResult& r) {
                        {"agent", g.agent},
                        {"model", optional_json(g.model)},
                        {"tokens", {{"in", optional_json(g.tokens_in)}, {"out", optional_json(g.tokens_out)}}},
-                       {"cost", optional_json(g.cost)}};
+                       {"cost", optional_json(g.cost)},
+                       {"tool_calls", optional_json(g.tool_calls)},
+                       {"agent_version", optional_json(g.agent_version)},
+                       {"prompt_sha256", optional_json(g.prompt_sha256)},
+                       {"transcript", optional_json(g.transcript)},
+                       {"stages", stages_json(g.stages)}};
   } else {
     j["generation"] = nullptr;
   }
@@ -169,6 +215,11 @@ CaseResult result_from_json(const json& j) {
       gen.tokens_out = optional_at<std::int64_t>(*t, "out");
     }
     gen.cost = optional_at<double>(g, "cost");
+    gen.tool_calls = optional_at<std::int64_t>(g, "tool_calls");
+    gen.agent_version = optional_at<std::string>(g, "agent_version");
+    gen.prompt_sha256 = optional_at<std::string>(g, "prompt_sha256");
+    gen.transcript = optional_at<std::string>(g, "transcript");
+    if (auto st = g.find("stages"); st != g.end() && st->is_array()) gen.stages = stages_from_json(*st);
     r.generation = gen;
   }
   if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {

@@ -72,8 +72,28 @@ struct Performance {
 };
 
 // How the agent step ended; distinct from the verdict.
-enum class GenerationOutcome { kOk, kNonZeroExit, kTimeout, kMissingArtifact, kLaunchFailed };
+enum class GenerationOutcome { kOk, kNonZeroExit, kTimeout, kMissingArtifact, kLaunchFailed, kGateFailed };
 std::string_view to_string(GenerationOutcome o);
+
+// One harness check of a workflow stage and what it found.
+struct GateResult {
+  std::string gate;  // "headings PLAN.md"
+  bool ok = false;
+  std::string detail;  // why it failed ("missing heading '## Steps'"), "" when ok
+};
+
+struct StageAttempt {
+  int attempt = 1;
+  std::string outcome = "ok";  // to_string(GenerationOutcome) of the agent run
+  std::vector<GateResult> gates;
+  bool passed() const;  // the agent run was ok and every gate passed
+};
+
+struct StageRecord {
+  std::string name;
+  std::vector<StageAttempt> attempts;
+  bool passed = false;
+};
 
 struct Generation {
   std::string outcome = "ok";  // to_string(GenerationOutcome)
@@ -83,7 +103,12 @@ struct Generation {
   std::optional<std::string> model;
   std::optional<std::int64_t> tokens_in;
   std::optional<std::int64_t> tokens_out;
-  std::optional<double> cost;
+  std::optional<double> cost;  // as the CLI reports it (USD)
+  std::optional<std::int64_t> tool_calls;
+  std::optional<std::string> agent_version;  // `<binary> --version`, first line
+  std::optional<std::string> prompt_sha256;  // of the (first) prompt the agent was given
+  std::optional<std::string> transcript;     // relative to the case dir, e.g. "session/transcript.jsonl"
+  std::vector<StageRecord> stages;           // workflow stages; empty without a workflow
 };
 
 struct Timings {
@@ -109,6 +134,8 @@ struct CaseResult {
 };
 
 nlohmann::json to_json(const CaseResult& r);
+nlohmann::json stages_json(const std::vector<StageRecord>& stages);
+std::vector<StageRecord> stages_from_json(const nlohmann::json& j);
 // Parses a result written by to_json; throws nlohmann::json::exception on a
 // malformed document (callers report it with the file name).
 CaseResult result_from_json(const nlohmann::json& j);

@@ -17,6 +17,7 @@ json case_json(const CaseState& c) {
           {"phase", c.phase},
           {"stage", c.stage},
           {"attempt", c.attempt},
+          {"failed_gates", c.failed_gates},
           {"pid", optional_json(c.pid)},
           {"device", optional_json(c.device)},
           {"started_at", optional_json(c.started_at)},
@@ -33,6 +34,7 @@ CaseState case_from(const json& j) {
   c.phase = j.value("phase", "pending");
   c.stage = j.value("stage", "");
   c.attempt = j.value("attempt", 0);
+  c.failed_gates = j.value("failed_gates", std::vector<std::string>{});
   c.pid = optional_at<int>(j, "pid");
   c.device = optional_at<std::string>(j, "device");
   c.started_at = optional_at<double>(j, "started_at");

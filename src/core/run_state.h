@@ -26,6 +26,7 @@ struct CaseState {
   std::optional<std::string> verdict;  // set when phase == done
   std::optional<double> speedup;
   std::string reason;
+  std::vector<std::string> failed_gates;  // workflow: the checks the last attempt failed
 };
 
 struct RunState {

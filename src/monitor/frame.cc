@@ -58,6 +58,10 @@ Cells row_cells(const CaseState& c, double now) {
     cells[kElapsed] = std::string(kNone);
   }
   cells[kStatus] = is_done(c) ? c.verdict.value_or("done") : c.phase;
+  // A re-prompted workflow stage: how many of its checks failed last time.
+  if (is_running(c) && !c.failed_gates.empty())
+    cells[kStatus] =
+        fmt::format("{} check{} failed", c.failed_gates.size(), c.failed_gates.size() == 1 ? "" : "s");
   cells[kSpeedup] = c.speedup ? fmt::format("{:.2f}\u00d7", *c.speedup) : std::string(kNone);
   return cells;
 }

@@ -165,12 +165,6 @@ TEST(RenderFrame, EmptyRun) {
             "(no cases yet)");
 }
 
-}  // namespace
-}  // namespace kgym::monitor
-
-namespace kgym::monitor {
-namespace {
-
 TEST(RenderFrame, StageColumnOnlyWhenSomeCaseHasAStage) {
   RunState s = sample_state();
   for (CaseState& c : s.cases) c.stage.clear();
@@ -180,12 +174,6 @@ TEST(RenderFrame, StageColumnOnlyWhenSomeCaseHasAStage) {
   EXPECT_NE(frame.find("\nlevel1/2_Standard_matr\u2026  verifying "), std::string::npos) << frame;
   EXPECT_NE(render_frame(sample_state(), kNow, 160, 20).find("STAGE"), std::string::npos);
 }
-
-}  // namespace
-}  // namespace kgym::monitor
-
-namespace kgym::monitor {
-namespace {
 
 TEST(RenderFrame, DevicesLineListsThePoolIdleDevicesIncluded) {
   RunState s = sample_state();
@@ -199,6 +187,23 @@ TEST(RenderFrame, DevicesLineListsThePoolIdleDevicesIncluded) {
   fresh.cases.push_back(CaseState{.id = "level1/1_A", .phase = "probing"});
   EXPECT_NE(render_frame(fresh, kNow, 80, 10).find("\ndevices 0/2 busy  0: idle  1: idle\n"),
             std::string::npos);
+}
+
+TEST(RenderFrame, RepromptedStageShowsItsFailedChecks) {
+  RunState s;
+  s.run_dir = "/runs/wf";
+  s.started_at = kT0;
+  s.updated_at = kNow - 1;
+  CaseState c = make_case("level1/19_ReLU", "generating");
+  c.stage = "plan";
+  c.attempt = 2;
+  c.started_at = kT0;
+  c.phase_started_at = kNow - 5;
+  c.failed_gates = {"forbidden_words PLAN.md: PLAN.md contains 'TBD' (line 7)", "headings PLAN.md: ..."};
+  s.cases = {c};
+  std::string frame = render_frame(s, kNow, 160, 10);
+  EXPECT_NE(frame.find("generating      plan     2"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("2 checks failed"), std::string::npos) << frame;
 }
 
 }  // namespace

@@ -148,6 +148,23 @@ std::optional<double> speedup_of(const CaseResult& result) {
   return result.performance->speedup.median;
 }
 
+AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
+  AgentTotals t;
+  auto add = [](auto& total, const auto& value) {
+    if (value) total = total.value_or(0) + *value;
+  };
+  for (const CaseResult& r : results) {
+    if (!r.generation) continue;
+    add(t.tokens_in, r.generation->tokens_in);
+    add(t.tokens_out, r.generation->tokens_out);
+    add(t.tool_calls, r.generation->tool_calls);
+    add(t.cost, r.generation->cost);
+    if (r.generation->cost) ++t.cases_with_cost;
+  }
+  if (t.cost && passed > 0) t.cost_per_pass = *t.cost / passed;
+  return t;
+}
+
 Summary summarize(const std::vector<CaseResult>& results, const std::vector<std::string>& selected_case_ids) {
   std::map<std::string, CaseRow> by_id;
   for (const std::string& id : selected_case_ids) by_id.try_emplace(id, not_run_row(id));
@@ -171,6 +188,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
     if (row.cheat_rule) ++s.cheats_by_rule[*row.cheat_rule];
     if (usable_speedup(row) && row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
   }
+  s.agent = agent_totals(results, s.total.passed());
   Geomean overall = geomean_of(speedups_of(all_rows));
   s.geomean_speedup = overall.value;
   s.geomean_ci95 = overall.ci95;

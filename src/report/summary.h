@@ -3,6 +3,7 @@
 // functions over plain data (no I/O): the JSON, Markdown and plain-text
 // reporters only read a Summary. Rates are fractions in [0, 1]; a rate or
 // a mean that has no cases to stand on is std::nullopt, never 0.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,8 +93,20 @@ struct CaseRow {
   std::string reason;
 };
 
+// What the agents reported over the run (figures a CLI did not report stay
+// nullopt). Cost per passed case: total cost / passing cases.
+struct AgentTotals {
+  std::optional<std::int64_t> tokens_in;
+  std::optional<std::int64_t> tokens_out;
+  std::optional<std::int64_t> tool_calls;
+  std::optional<double> cost;
+  int cases_with_cost = 0;
+  std::optional<double> cost_per_pass;  // nullopt without cost or without a passing case
+};
+
 struct Summary {
   Tally total;
+  AgentTotals agent;
   std::vector<FastP> fast_p;  // one per kFastThresholds, same order
   // Geometric mean of the median speedup over passing cases that have one;
   // nullopt when there are none.

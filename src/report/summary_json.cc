@@ -6,7 +6,8 @@
 //             cheats_by_rule: {<rule id>: count}, geomean_speedup,
 //             geomean_ci95: [lo, hi], speedup_cases, faster_with_confidence,
 //             fast_p: [{p, count, rate, rate_ci95, point_count, point_rate}],
-//             verdicts: {<verdict>: count}}
+//             verdicts: {<verdict>: count},
+//             agent: {tokens_in, tokens_out, tool_calls, cost, cases_with_cost, cost_per_pass}}
 //             (fast_p count: speedup interval above p; point_count: median above p)
 //   levels:  [{level, selected, finished, not_run, pass, correctness_rate, cheat_rate, verdicts,
 //              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
@@ -89,6 +90,10 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["faster_with_confidence"] = summary.faster_with_confidence;
   totals["fast_p"] = fast_p_json(summary.fast_p);
   totals["cheats_by_rule"] = summary.cheats_by_rule;
+  const AgentTotals& a = summary.agent;
+  totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},
+                     {"tool_calls", opt(a.tool_calls)},      {"cost", opt(a.cost)},
+                     {"cases_with_cost", a.cases_with_cost}, {"cost_per_pass", opt(a.cost_per_pass)}};
 
   json levels = json::array();
   for (const LevelSummary& l : summary.levels) {

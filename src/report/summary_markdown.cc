@@ -126,6 +126,19 @@ void append_cheats(std::string& md, const Summary& s) {
   md += "\nRule ids are explained in docs/anti-cheat.md.\n\n";
 }
 
+void append_agent(std::string& md, const Summary& s) {
+  const AgentTotals& a = s.agent;
+  if (!a.tokens_in && !a.tokens_out && !a.tool_calls && !a.cost) return;
+  auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("—"); };
+  auto usd = [](const std::optional<double>& v) { return v ? fmt::format("${:.4f}", *v) : std::string("—"); };
+  md +=
+      "## Agent usage\n\n| Tokens in | Tokens out | Tool calls | Cost | Cost per passed case |\n"
+      "|---:|---:|---:|---:|---:|\n";
+  md += fmt::format("| {} | {} | {} | {} | {} |\n\n", count(a.tokens_in), count(a.tokens_out),
+                    count(a.tool_calls), usd(a.cost), usd(a.cost_per_pass));
+  md += "As the agent CLIs reported them (docs/agents.md); — means no case reported the figure.\n\n";
+}
+
 void append_levels(std::string& md, const Summary& s) {
   md += "## By level\n\n| Level | Cases | Pass | Failed | Not run | Correctness rate |";
   std::string align = "|---|---:|---:|---:|---:|---:|";
@@ -174,6 +187,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_headline(md, summary);
   append_verdicts(md, summary.total);
   append_cheats(md, summary);
+  append_agent(md, summary);
   append_levels(md, summary);
   append_cases(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {

@@ -18,6 +18,7 @@
 #include "util/file_lock.h"
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
+#include "verify/child_process.h"
 #include "verify/probe.h"
 #include "verify/python_env.h"
 
@@ -99,6 +100,19 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
     return std::unexpected(ok.error());
   }
   return record;
+}
+
+// The first line `<binary> --version` prints, for provenance; nullopt when
+// it does not answer within 30 s or fails.
+std::optional<std::string> agent_version(const std::string& binary) {
+  auto run =
+      verify::run_captured({binary, "--version"}, verify::Clock::now() + std::chrono::seconds(30), 4096);
+  if (!run || run->exit.signaled || run->exit.code != 0) return std::nullopt;
+  std::string out = run->output;
+  std::size_t start = out.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return std::nullopt;
+  std::size_t end = out.find_first_of("\r\n", start);
+  return out.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
 report::RunInfo run_info(const Config& config, const RunRecord& record, const std::vector<Case>& cases,
@@ -195,6 +209,10 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.python = python->python;
   sched.run_seed = record->seed;
   sched.interrupt_fd = options.interrupt_fd;
+  if (auto binary = agent->binary()) {
+    sched.agent_version = agent_version(*binary);
+    printer.line(fmt::format("  agent:   {} ({})", *binary, sched.agent_version.value_or("version unknown")));
+  }
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
   printer.end_progress();

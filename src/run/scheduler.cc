@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "agent/template.h"
+#include "run/gates.h"
 #include "run/spec_writer.h"
 #include "util/fs.h"
+#include "util/sha256.h"
 #include "verify/probe.h"
 #include "verify/verifier.h"
 
@@ -24,6 +27,8 @@ struct Scheduler::CaseRun {
   bool deadline_hit = false;
   std::optional<std::size_t> device;
   Generation generation;
+  std::size_t workflow_stage = 0;  // workflow: the stage being run
+  int attempt = 0;                 // and its attempt, from 1
   std::optional<double> generate_s;
   SteadyTime started{};  // the case left pending
   SteadyTime generation_started{};
@@ -64,6 +69,26 @@ std::optional<CaseResult> load_finished_result(const std::filesystem::path& dir,
   return std::nullopt;
 }
 
+// A case's op dir in a work repository starts empty. kgym marks the dirs it
+// makes; a dir it did not make is never deleted (the case fails instead).
+std::expected<void, std::string> fresh_op_dir(const std::filesystem::path& dir,
+                                              const std::filesystem::path& run_dir) {
+  constexpr const char* kMarker = ".kgym_op_dir";
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    if (!std::filesystem::exists(dir / kMarker, ec) && !std::filesystem::is_empty(dir, ec)) {
+      return std::unexpected(
+          fmt::format("{} exists and was not made by kgym; move it away or point agent.work_repo elsewhere",
+                      dir.string()));
+    }
+    std::filesystem::remove_all(dir, ec);
+    if (ec) return std::unexpected(fmt::format("cannot clear {}: {}", dir.string(), ec.message()));
+  }
+  if (auto ok = util::make_dirs(dir); !ok) return ok;
+  return util::write_file_atomic(dir / kMarker,
+                                 fmt::format("made by kgym for the run {}\n", run_dir.string()));
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
@@ -81,7 +106,8 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
   for (Case& c : cases) {
     CaseRun run;
     run.dir = options_.run_dir / "cases" / c.level / c.stem();
-    run.work = run.dir / "work";
+    run.work =
+        config.agent.work_repo ? *config.agent.work_repo / "custom" / c.level / c.stem() : run.dir / "work";
     run.c = std::move(c);
     CaseState state;
     state.id = run.c.id();
@@ -136,10 +162,17 @@ void Scheduler::start_case(std::size_t i) {
         run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
     if (!g.is_discarded() && g.value("outcome", "") == "ok" && std::filesystem::exists(cand)) {
       run.candidate = cand;
-      run.generation.outcome = "ok";
-      run.generation.agent = g.value("agent", agent_.name());
-      if (g.contains("duration_s") && g["duration_s"].is_number())
-        run.generation.duration_s = g["duration_s"].get<double>();
+      // Everything generation.json recorded (usage, provenance, stages) is kept.
+      try {
+        run.generation = *result_from_json({{"schema_version", kResultSchemaVersion},
+                                            {"case_id", run.c.id()},
+                                            {"verdict", "harness_error"},
+                                            {"generation", g}})
+                              .generation;
+      } catch (const nlohmann::json::exception&) {
+        run.generation = Generation{};
+        run.generation.agent = agent_.name();
+      }
       if (g.contains("generate_s") && g["generate_s"].is_number())
         run.generate_s = g["generate_s"].get<double>();
       store_.event("resume_verify", run.c.id());
@@ -147,6 +180,10 @@ void Scheduler::start_case(std::size_t i) {
       set_phase(i, "waiting_device");
       return;
     }
+  }
+  if (config_.agent.work_repo) {
+    if (auto ok = fresh_op_dir(run.work, options_.run_dir); !ok)
+      return fail(i, Verdict::kHarnessError, ok.error());
   }
   for (const auto& dir : {run.dir, run.work}) {
     if (auto ok = util::make_dirs(dir); !ok) return fail(i, Verdict::kHarnessError, ok.error());
@@ -189,49 +226,158 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
   launch_generation(i);
 }
 
+agent::AgentTask Scheduler::agent_task(std::size_t i, const std::filesystem::path& prompt_file) const {
+  const CaseRun& run = runs_[i];
+  return {run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, prompt_file, run.work / "SPEC.md", ""};
+}
+
 void Scheduler::launch_generation(std::size_t i) {
   CaseRun& run = runs_[i];
-  agent::AgentTask task{
-      run.c.id(),           run.c.level, run.c.stem(), run.dir, run.work, run.work / "prompt.md",
-      run.work / "SPEC.md", ""};
   run.generation = Generation{};
   run.generation.agent = agent_.name();
   run.generation.model = agent_.model();
+  run.generation.agent_version = options_.agent_version;
   set_phase(i, "generating");
   run.generation_started = clock_.now();
-  auto launch = agent_.prepare(task);
+  if (!config_.workflow.stages.empty()) {
+    run.workflow_stage = 0;
+    run.attempt = 0;
+    return launch_stage(i);
+  }
+  if (auto prompt = util::read_file(run.work / "prompt.md"))
+    run.generation.prompt_sha256 = util::sha256_hex(*prompt);
+  launch_agent(i, run.work / "prompt.md");
+}
+
+void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_file) {
+  CaseRun& run = runs_[i];
+  auto launch = agent_.prepare(agent_task(i, prompt_file));
   if (!launch) {
+    end_generation(i);
     run.generation.outcome = std::string(to_string(launch.error().outcome));
     return fail(i, Verdict::kGenerationFailed, launch.error().reason);
   }
   if (!launch->process) return generation_done(i, std::nullopt);
   if (!launch_child(i, Child::kAgent, *launch->process, launch->timeout)) {
+    end_generation(i);
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
     fail(i, Verdict::kGenerationFailed,
          fmt::format("cannot start agent '{}'", launch->process->argv.front()));
   }
 }
 
-void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) {
+// Writes the prompt of the current stage's next attempt (the template with
+// its placeholders filled, plus the failed checks on a re-prompt) and runs
+// the agent on it.
+void Scheduler::launch_stage(std::size_t i) {
+  CaseRun& run = runs_[i];
+  const StageConfig& stage = config_.workflow.stages[run.workflow_stage];
+  ++run.attempt;
+  if (run.attempt == 1) run.generation.stages.push_back(StageRecord{stage.name, {}, false});
+  auto values = agent::placeholders(agent_task(i, run.work / "prompt.md"), config_.agent);
+  values["stage"] = stage.name;
+  values["attempt"] = std::to_string(run.attempt);
+  auto text = util::read_file(stage.prompt);
+  if (!text) return fail(i, Verdict::kHarnessError, text.error());
+  std::string prompt = agent::expand_template(*text, values);
+  if (run.attempt > 1) {
+    prompt = reprompt_text(prompt, run.generation.stages.back().attempts.back().gates, run.attempt,
+                           config_.workflow.max_attempts);
+  }
+  if (run.workflow_stage == 0 && run.attempt == 1) run.generation.prompt_sha256 = util::sha256_hex(prompt);
+  std::filesystem::path file = run.work / ".kgym" / fmt::format("{}.{}.md", stage.name, run.attempt);
+  if (auto ok = util::make_dirs(file.parent_path()); !ok) return fail(i, Verdict::kHarnessError, ok.error());
+  if (auto ok = util::write_file_atomic(file, prompt); !ok)
+    return fail(i, Verdict::kHarnessError, ok.error());
+  CaseState& s = store_.case_state(i);
+  s.stage = stage.name;
+  s.attempt = run.attempt;
+  store_.event("stage", s.id, {{"stage", stage.name}, {"attempt", run.attempt}});
+  store_.save();
+  launch_agent(i, file);
+}
+
+// Checks the stage the agent just finished. True when the workflow is done
+// and the candidate may be collected; otherwise the next attempt or stage
+// has been launched, or the case has failed.
+bool Scheduler::stage_passed(std::size_t i) {
+  CaseRun& run = runs_[i];
+  const StageConfig& stage = config_.workflow.stages[run.workflow_stage];
+  agent::AgentTask task = agent_task(i, run.work / "prompt.md");
+  GateContext context{agent_.artifact_dir(task), run.c.file, config_.verifier.backend,
+                      agent::placeholders(task, config_.agent)};
+  StageRecord& record = run.generation.stages.back();
+  record.attempts.push_back(StageAttempt{run.attempt, "ok", check_stage(stage, context)});
+  const StageAttempt& attempt = record.attempts.back();
+  CaseState& s = store_.case_state(i);
+  s.failed_gates.clear();
+  nlohmann::json gates = nlohmann::json::array();
+  for (const GateResult& g : attempt.gates) {
+    if (!g.ok) s.failed_gates.push_back(fmt::format("{}: {}", g.gate, g.detail));
+    gates.push_back({{"gate", g.gate}, {"ok", g.ok}, {"detail", g.detail}});
+  }
+  store_.event("gates", s.id, {{"stage", stage.name}, {"attempt", run.attempt}, {"gates", gates}});
+  store_.save();
+  if (attempt.passed()) {
+    record.passed = true;
+    if (++run.workflow_stage < config_.workflow.stages.size()) {
+      run.attempt = 0;
+      launch_stage(i);
+      return false;
+    }
+    return true;
+  }
+  if (run.attempt < config_.workflow.max_attempts) {
+    launch_stage(i);
+    return false;
+  }
+  end_generation(i);
+  run.generation.outcome = std::string(to_string(GenerationOutcome::kGateFailed));
+  fail(i, Verdict::kGenerationFailed,
+       fmt::format("stage '{}' failed its checks after {} attempt(s): {}", stage.name, run.attempt,
+                   s.failed_gates.empty() ? "" : s.failed_gates.front()));
+  return false;
+}
+
+// The agent is done with this case (for good or not): its time and what
+// its transcript reports.
+void Scheduler::end_generation(std::size_t i) {
   CaseRun& run = runs_[i];
   run.generate_s = seconds(clock_.now() - run.generation_started);
   run.generation.duration_s = run.generate_s;
+  if (auto usage = agent_.read_usage(agent_task(i, run.work / "prompt.md"))) {
+    run.generation.tokens_in = usage->tokens_in;
+    run.generation.tokens_out = usage->tokens_out;
+    run.generation.cost = usage->cost;
+    run.generation.tool_calls = usage->tool_calls;
+    run.generation.transcript = "session/transcript.jsonl";
+  }
+}
+
+void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) {
+  CaseRun& run = runs_[i];
+  bool workflow = !config_.workflow.stages.empty();
   if (exit) {
     run.generation.exit_code = exit->kind == ProcessExit::Kind::kExited ? exit->code : 128 + exit->code;
-    if (run.deadline_hit) {
-      run.generation.outcome = std::string(to_string(GenerationOutcome::kTimeout));
+    if (run.deadline_hit || !exit->ok()) {
+      GenerationOutcome outcome =
+          run.deadline_hit ? GenerationOutcome::kTimeout : GenerationOutcome::kNonZeroExit;
+      if (workflow)
+        run.generation.stages.back().attempts.push_back({run.attempt, std::string(to_string(outcome)), {}});
+      end_generation(i);
+      run.generation.outcome = std::string(to_string(outcome));
+      std::string where = workflow ? fmt::format(" in stage '{}'", run.generation.stages.back().name) : "";
+      if (run.deadline_hit)
+        return fail(i, Verdict::kGenerationFailed,
+                    fmt::format("agent timed out after {} s{}", config_.agent.timeout.count(), where));
       return fail(i, Verdict::kGenerationFailed,
-                  fmt::format("agent timed out after {} s", config_.agent.timeout.count()));
-    }
-    if (!exit->ok()) {
-      run.generation.outcome = std::string(to_string(GenerationOutcome::kNonZeroExit));
-      return fail(i, Verdict::kGenerationFailed,
-                  fmt::format("agent ended with {} (see agent.log)", exit->describe()));
+                  fmt::format("agent ended with {}{} (see agent.log)", exit->describe(), where));
     }
   }
-  auto candidate = agent::collect_artifacts(
-      agent_, agent_.workdir({run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, {}, {}, ""}),
-      run.dir / "candidate");
+  if (workflow && !stage_passed(i)) return;
+  end_generation(i);
+  auto candidate =
+      agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task(i, {})), run.dir / "candidate");
   if (!candidate) {
     run.generation.outcome = std::string(to_string(candidate.error().outcome));
     return fail(i, Verdict::kGenerationFailed, candidate.error().reason);

@@ -29,6 +29,7 @@ struct SchedulerOptions {
   std::uint64_t run_seed = 0;
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
+  std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case
 };
 
 struct RunOutcome {
@@ -54,6 +55,11 @@ class Scheduler {
 
   void start_case(std::size_t i);
   void launch_generation(std::size_t i);
+  void launch_agent(std::size_t i, const std::filesystem::path& prompt_file);
+  void launch_stage(std::size_t i);
+  bool stage_passed(std::size_t i);
+  void end_generation(std::size_t i);
+  agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
   void launch_verification(std::size_t i, std::size_t device);
   void on_exit(std::size_t i, const util::ProcessExit& exit);

@@ -7,6 +7,7 @@
 
 #include "util/fake_process_runner.h"
 #include "util/fs.h"
+#include "util/sha256.h"
 #include "util/temp_dir.h"
 
 namespace kgym::run {
@@ -238,6 +239,99 @@ TEST_F(SchedulerTest, GeneratedButUnverifiedCandidateIsVerifiedNotRegenerated) {
   ASSERT_TRUE(out.results[2].generation);
   EXPECT_EQ(out.results[2].generation->duration_s, 12.5);
   EXPECT_EQ(out.results[0].verdict, Verdict::kGenerationFailed);  // the others ran the failing agent
+}
+
+}  // namespace
+}  // namespace kgym::run
+
+namespace kgym::run {
+namespace {
+
+// A workflow stage whose gate fails on the first attempt is re-prompted with
+// the failed check and passes on the second; the records keep both attempts.
+TEST_F(SchedulerTest, WorkflowStageIsRepromptedUntilItsGatesPass) {
+  cases_.resize(1);
+  std::ofstream(root_ / "plan.md") << "Plan {case_id} (attempt {attempt})\n";
+  config_.agent.kind = "command";
+  config_.agent.argv = {"agent", "{prompt_file}"};
+  config_.agent.artifacts = {"model_new.py"};
+  StageConfig stage;
+  stage.name = "plan";
+  stage.prompt = root_ / "plan.md";
+  stage.artifacts = {"PLAN.md"};
+  GateConfig words;
+  words.kind = "forbidden_words";
+  words.file = "PLAN.md";
+  words.items = {"TBD"};
+  stage.gates = {words};
+  config_.workflow.stages = {stage};
+  config_.workflow.max_attempts = 3;
+  std::vector<std::string> prompts;
+  script = [this, &prompts](const ProcessSpec& s) {
+    if (s.argv.front() != "agent") return default_script(s);
+    FakeOutcome out;
+    fs::path prompt = s.argv.at(1);
+    fs::path work = s.cwd;
+    prompts.push_back(util::read_file(prompt).value_or(""));
+    bool reprompted = prompts.back().find("Checks that failed") != std::string::npos;
+    out.side_effect = [work, reprompted] {
+      std::ofstream(work / "PLAN.md") << (reprompted ? "# Plan\ndone\n" : "# Plan\nTBD\n");
+      std::ofstream(work / "model_new.py") << "class ModelNew: pass\n";
+    };
+    return out;
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 1u);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kPass) << out.results[0].reason;
+  ASSERT_EQ(prompts.size(), 2u);
+  EXPECT_EQ(prompts[0], "Plan level1/1_Op (attempt 1)\n");
+  EXPECT_NE(prompts[1].find("- forbidden_words PLAN.md: PLAN.md contains 'TBD' (line 2)"), std::string::npos)
+      << prompts[1];
+  const Generation& g = *out.results[0].generation;
+  ASSERT_EQ(g.stages.size(), 1u);
+  EXPECT_TRUE(g.stages[0].passed);
+  ASSERT_EQ(g.stages[0].attempts.size(), 2u);
+  EXPECT_FALSE(g.stages[0].attempts[0].passed());
+  EXPECT_TRUE(g.stages[0].attempts[1].passed());
+  EXPECT_EQ(g.prompt_sha256, util::sha256_hex(prompts[0]));
+  auto state = util::read_file(options_.run_dir / "state.json");
+  ASSERT_TRUE(state);
+  EXPECT_NE(state->find("\"stage\": \"plan\""), std::string::npos);
+  EXPECT_NE(state->find("\"attempt\": 2"), std::string::npos);
+}
+
+// A profile's transcript (agent.log) becomes usage in the result, with the
+// CLI version the campaign found.
+TEST_F(SchedulerTest, ProfileUsageAndProvenanceReachTheResult) {
+  cases_.resize(1);
+  config_.agent.kind = "claude";
+  config_.agent.binary = "claude";
+  config_.agent.model = "sonnet";
+  options_.agent_version = "2.0.0 (Claude Code)";
+  script = [this](const ProcessSpec& s) {
+    if (s.argv.front() != "claude") return default_script(s);
+    FakeOutcome out;
+    fs::path work = s.cwd, log = s.log_file;
+    out.side_effect = [work, log] {
+      std::ofstream(work / "model_new.py") << "class ModelNew: pass\n";
+      std::ofstream(log) << "{\"type\":\"result\",\"total_cost_usd\":0.5,\"usage\":{\"input_tokens\":7,"
+                            "\"output_tokens\":3}}\n";
+    };
+    return out;
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 1u);
+  const Generation& g = *out.results[0].generation;
+  EXPECT_EQ(g.agent, "claude");
+  EXPECT_EQ(g.model, "sonnet");
+  EXPECT_EQ(g.agent_version, "2.0.0 (Claude Code)");
+  EXPECT_EQ(g.tokens_in, 7);
+  EXPECT_EQ(g.tokens_out, 3);
+  EXPECT_EQ(g.cost, 0.5);
+  EXPECT_EQ(g.transcript, "session/transcript.jsonl");
+  auto prompt = util::read_file(options_.run_dir / "cases/level1/1_Op/work/prompt.md");
+  ASSERT_TRUE(prompt);
+  EXPECT_EQ(g.prompt_sha256, util::sha256_hex(*prompt));
 }
 
 }  // namespace

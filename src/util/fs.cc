@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -95,6 +96,29 @@ std::expected<void, std::string> copy_regular_file(const std::filesystem::path& 
   if (ec)
     return std::unexpected(fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message()));
   return {};
+}
+
+std::optional<std::filesystem::path> find_executable(const std::string& name) {
+  auto executable = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return std::filesystem::path(name);
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!dirs.empty()) {
+    std::size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : std::string(dir)) / name;
+    if (executable(candidate)) return candidate;
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kgym::util

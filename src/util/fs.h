@@ -3,6 +3,7 @@
 // with a message naming the path and the OS error.
 #include <expected>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,5 +28,9 @@ std::expected<void, std::string> make_dirs(const std::filesystem::path& path);
 // files, so a link planted by an agent cannot pull in other files.
 std::expected<void, std::string> copy_regular_file(const std::filesystem::path& from,
                                                    const std::filesystem::path& to);
+
+// The executable file `name` names: itself when it contains a '/', else the
+// first match in the directories of $PATH. nullopt when there is none.
+std::optional<std::filesystem::path> find_executable(const std::string& name);
 
 }  // namespace kgym::util

@@ -138,9 +138,13 @@ std::expected<void, Failure> Verification::prepare() {
 std::expected<void, Failure> Verification::start_workers() {
   int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
   std::string thread_count = std::to_string(threads);
-  auto env = environment_with({"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
-                               "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
-                               "PYTHONUNBUFFERED=1"});
+  std::vector<std::string> overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
+                                     "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
+                                     "PYTHONUNBUFFERED=1"};
+  // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
+  if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
+    overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
+  auto env = environment_with(overrides);
   auto spec_for = [&](Role role) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
     return WorkerSpec{

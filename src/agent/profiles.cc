@@ -1,0 +1,121 @@
+// The built-in CLI profiles (docs/agents.md): opencode, Claude Code and
+// Codex, each run non-interactively in the case's work dir with the prompt
+// as its message, printing a JSON event stream into agent.log.
+#include <fmt/format.h>
+
+#include "agent/command_agent.h"
+#include "agent/template.h"
+#include "agent/transcript.h"
+#include "util/fs.h"
+
+namespace kgym::agent {
+namespace {
+
+// opencode keeps sessions in its own store; after the run the wrapper
+// exports the session it just made (the last sessionID in the log) next to
+// the transcript. $1 binary, $2 agent.log, $3 session dir, then the run's
+// arguments.
+constexpr const char* kOpencodeWrapper = R"(bin=$1; log=$2; dir=$3; shift 3
+"$bin" run "$@"
+rc=$?
+sid=$(grep -o '"sessionID":"[A-Za-z0-9_-]*"' "$log" | tail -n 1 | cut -d'"' -f4)
+if [ -n "$sid" ]; then mkdir -p "$dir" && "$bin" export "$sid" >"$dir/opencode-export-$sid.json" 2>>"$log"; fi
+exit $rc)";
+
+class ProfileAgent : public CommandAgent {
+ public:
+  using CommandAgent::CommandAgent;
+  std::string name() const override { return config().kind; }
+  std::optional<std::string> binary() const override { return config().binary; }
+
+  std::optional<Usage> read_usage(const AgentTask& task) const override {
+    auto log = util::read_file(task.case_dir / "agent.log");
+    if (!log) return std::nullopt;
+    std::filesystem::path session = task.case_dir / "session";
+    if (util::make_dirs(session))
+      (void)util::write_file_atomic(session / "transcript.jsonl", json_lines(*log));
+    return parse(*log);
+  }
+
+ protected:
+  virtual Usage parse(std::string_view log) const = 0;
+  // The profile's own flags, before agent.extra_args and the prompt.
+  virtual std::vector<std::string> flags(const AgentTask& task) const = 0;
+
+  std::expected<std::vector<std::string>, GenerationFailure> command(
+      const AgentTask& task, const std::map<std::string, std::string>& values) const override {
+    auto prompt = util::read_file(task.prompt_file);
+    if (!prompt) return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, prompt.error()});
+    std::vector<std::string> argv = flags(task);
+    for (const std::string& arg : config().extra_args) argv.push_back(expand_template(arg, values));
+    argv.push_back(*prompt);
+    return argv;
+  }
+};
+
+class OpencodeAgent final : public ProfileAgent {
+ public:
+  using ProfileAgent::ProfileAgent;
+
+ protected:
+  Usage parse(std::string_view log) const override { return parse_opencode_stream(log); }
+  std::vector<std::string> flags(const AgentTask& task) const override {
+    std::vector<std::string> argv{"sh",
+                                  "-c",
+                                  kOpencodeWrapper,
+                                  "kgym-opencode",
+                                  config().binary,
+                                  (task.case_dir / "agent.log").string(),
+                                  (task.case_dir / "session").string(),
+                                  "--format",
+                                  "json",
+                                  "--title",
+                                  fmt::format("kgym {}", task.case_id)};
+    if (config().model) argv.insert(argv.end(), {"--model", *config().model});
+    if (config().opencode_agent) argv.insert(argv.end(), {"--agent", *config().opencode_agent});
+    return argv;
+  }
+};
+
+class ClaudeAgent final : public ProfileAgent {
+ public:
+  using ProfileAgent::ProfileAgent;
+
+ protected:
+  Usage parse(std::string_view log) const override { return parse_claude_stream(log); }
+  std::vector<std::string> flags(const AgentTask&) const override {
+    // stream-json in print mode needs --verbose; without a person to ask,
+    // tool permissions are granted up front (the work dir is the agent's own).
+    std::vector<std::string> argv{config().binary, "--output-format",   "stream-json",
+                                  "--verbose",     "--permission-mode", "bypassPermissions"};
+    if (config().model) argv.insert(argv.end(), {"--model", *config().model});
+    argv.push_back("-p");
+    return argv;
+  }
+};
+
+class CodexAgent final : public ProfileAgent {
+ public:
+  using ProfileAgent::ProfileAgent;
+
+ protected:
+  Usage parse(std::string_view log) const override { return parse_codex_stream(log); }
+  std::vector<std::string> flags(const AgentTask&) const override {
+    // The work dir is not a git repository; --full-auto lets it edit files
+    // there and run commands in codex's workspace-write sandbox.
+    std::vector<std::string> argv{config().binary, "exec", "--json", "--skip-git-repo-check", "--full-auto"};
+    if (config().model) argv.insert(argv.end(), {"--model", *config().model});
+    return argv;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Agent> make_profile_agent(const AgentConfig& config) {
+  if (config.kind == "opencode") return std::make_unique<OpencodeAgent>(config);
+  if (config.kind == "claude") return std::make_unique<ClaudeAgent>(config);
+  if (config.kind == "codex") return std::make_unique<CodexAgent>(config);
+  return nullptr;
+}
+
+}  // namespace kgym::agent

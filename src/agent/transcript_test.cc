@@ -1,0 +1,58 @@
+#include "agent/transcript.h"
+
+#include <gtest/gtest.h>
+
+#include "util/fs.h"
+
+namespace kgym::agent {
+namespace {
+
+std::string stream(const std::string& name) {
+  auto text = util::read_file(std::filesystem::path(KGYM_SOURCE_DIR) / "tests/data/agent_streams" / name);
+  EXPECT_TRUE(text.has_value()) << name;
+  return text.value_or("");
+}
+
+TEST(Transcript, OpencodeSumsStepsAndCountsTools) {
+  Usage u = parse_opencode_stream(stream("opencode.jsonl"));
+  EXPECT_EQ(u.tokens_in, 1200 + 800 + 100 + 1900);  // input plus cache reads and writes
+  EXPECT_EQ(u.tokens_out, 300 + 50 + 20);           // output plus reasoning
+  ASSERT_TRUE(u.cost.has_value());
+  EXPECT_DOUBLE_EQ(*u.cost, 0.0125 + 0.0025);
+  EXPECT_EQ(u.tool_calls, 2);
+  EXPECT_EQ(u.session_id, "ses_4947190a1ffeAbCdEf");
+}
+
+TEST(Transcript, ClaudeTakesTheResultEvent) {
+  Usage u = parse_claude_stream(stream("claude.jsonl"));
+  EXPECT_EQ(u.tokens_in, 22 + 5000 + 12000);
+  EXPECT_EQ(u.tokens_out, 440);
+  ASSERT_TRUE(u.cost.has_value());
+  EXPECT_DOUBLE_EQ(*u.cost, 0.0731);
+  EXPECT_EQ(u.tool_calls, 3);
+  EXPECT_EQ(u.session_id, "9c2f8a4e-1b3d-4c5e-8f6a-7b8c9d0e1f2a");
+}
+
+TEST(Transcript, CodexReportsTokensButNoCost) {
+  Usage u = parse_codex_stream(stream("codex.jsonl"));
+  EXPECT_EQ(u.tokens_in, 24763);
+  EXPECT_EQ(u.tokens_out, 122);
+  EXPECT_FALSE(u.cost.has_value());
+  EXPECT_EQ(u.tool_calls, 2);  // the command (counted once, when completed) and the file change
+  EXPECT_EQ(u.session_id, "0199a213-81c0-7800-8aa1-bbab2a035a53");
+}
+
+TEST(Transcript, NothingReportedStaysAbsent) {
+  Usage u = parse_claude_stream("plain text\n{not json\n[1,2]\n");
+  EXPECT_FALSE(u.tokens_in.has_value());
+  EXPECT_FALSE(u.tokens_out.has_value());
+  EXPECT_FALSE(u.cost.has_value());
+  EXPECT_FALSE(u.tool_calls.has_value());
+}
+
+TEST(Transcript, JsonLinesKeepsOnlyObjects) {
+  EXPECT_EQ(json_lines("noise\n{\"a\": 1}\n  {\"b\":2}\r\n{broken\n"), "{\"a\":1}\n{\"b\":2}\n");
+}
+
+}  // namespace
+}  // namespace kgym::agent

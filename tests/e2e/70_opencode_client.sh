@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The real opencode CLI (npm package opencode-ai, installed into a cache dir
+# next to the kgym binary, never globally) run by `kgym run` with the
+# opencode profile against a scripted OpenAI-compatible server on 127.0.0.1
+# (tests/integration/mock_openai_server.py): the server answers with a
+# `write` tool call holding a stored sample solution, opencode writes it,
+# kgym verifies it and reports pass, with the usage opencode reported.
+# Skipped (exit 77) when npm or the registry is unavailable.
+source "$(dirname "$0")/lib.sh"
+
+skip() { echo "SKIP: $1"; exit 77; }
+command -v npm >/dev/null 2>&1 || skip "npm is not installed (apt-get install npm), so the real opencode CLI cannot be installed"
+CACHE="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/opencode"
+OPENCODE="$CACHE/node_modules/.bin/opencode"
+if [ ! -x "$OPENCODE" ]; then
+  mkdir -p "$CACHE"
+  timeout 600 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error opencode-ai >"$TMP/npm.log" 2>&1 ||
+    skip "npm install opencode-ai failed (registry unreachable?): $(tail -n 1 "$TMP/npm.log")"
+fi
+VERSION="$("$OPENCODE" --version 2>/dev/null)" || skip "the installed opencode does not run on this machine"
+echo "opencode $VERSION from $CACHE"
+
+S="$SRC/data/sample"
+/usr/bin/python3 "$SRC/tests/integration/mock_openai_server.py" "$S/solutions/level1/1_ReLU/model_new.py" \
+  "$TMP/port" "$TMP/requests.jsonl" &
+MOCK=$!
+trap 'kill $MOCK 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+PORT="$(cat "$TMP/port")"
+
+# opencode's config, data and cache stay inside this test's temp dir.
+mkdir -p "$TMP/home"
+cat >"$TMP/opencode.json" <<JSON
+{
+  "\$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "mock": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "kgym mock",
+      "options": {"baseURL": "http://127.0.0.1:$PORT/v1", "apiKey": "kgym-test"},
+      "models": {"kgym-mock": {"name": "kgym mock", "tool_call": true, "cost": {"input": 3, "output": 15}}}
+    }
+  },
+  "small_model": "mock/kgym-mock",
+  "permission": {"edit": "allow", "bash": "allow"},
+  "autoupdate": false,
+  "share": "disabled"
+}
+JSON
+cat >"$TMP/oc.yaml" <<YAML
+bench_dir: $S
+cases: "1"
+output: {root_dir: $TMP/runs, run_name: oc}
+agent:
+  kind: opencode
+  binary: $OPENCODE
+  model: mock/kgym-mock
+  opencode_agent: build
+  timeout_sec: 300
+  env:
+    OPENCODE_CONFIG: $TMP/opencode.json
+    OPENCODE_DISABLE_MODELS_FETCH: "1"
+    HOME: $TMP/home
+    XDG_CONFIG_HOME: $TMP/home/.config
+    XDG_DATA_HOME: $TMP/home/.local/share
+    XDG_CACHE_HOME: $TMP/home/.cache
+    XDG_STATE_HOME: $TMP/home/.local/state
+verifier: {mode: correctness}
+YAML
+RUN="$TMP/runs/oc"
+C="$RUN/cases/level1/1_ReLU"
+expect_exit 0 "kgym run with the real opencode CLI" "$KGYM" run --config "$TMP/oc.yaml"
+expect_verdict "$C/result.json" pass
+check "the mock was asked for a tool call, then answered with text" \
+  test "$(sed -nE 's/.*"answer": "([a-z_]+)".*/\1/p' "$TMP/requests.jsonl" | sort -u | tr '\n' ' ')" = "text tool_call "
+check "opencode wrote the candidate with its write tool" cmp -s "$C/candidate/model_new.py" "$S/solutions/level1/1_ReLU/model_new.py"
+check "the transcript holds opencode's events" grep -q '"type":"tool_use"' "$C/session/transcript.jsonl"
+check "the session export was kept" sh -c "grep -q '\"title\": \"kgym level1/1_ReLU\"' '$C'/session/opencode-export-ses_*.json"
+check "tokens in from opencode's two steps" grep -q '"in": 2000' "$C/result.json"
+check "tokens out" grep -q '"out": 100' "$C/result.json"
+check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
+check "cost as opencode computed it" grep -q '"cost": 0.0075' "$C/result.json"
+check "the CLI version is recorded" grep -q "\"agent_version\": \"$VERSION\"" "$C/result.json"
+check "opencode kept its data in the test's own dirs" test -d "$TMP/home/.local/share/opencode"
+finish
