@@ -251,7 +251,7 @@ std::map<std::string, std::vector<CaseFile>> find_case_files(const fs::path& run
       {"SPEC.md", "SPEC.md"},
       {"prompt", "prompt.md"},
       {"agent log", "agent.log"},
-      {"transcript", "work/transcript.jsonl"},
+      {"transcript", "session/transcript.jsonl"},
       {"candidate", "candidate/model_new.py"},
       {"generation", "generation.json"},
       {"verify log", "verify.log"},
