@@ -32,8 +32,11 @@ from kgym_worker_devices import (
     save_to_bytes,
     tensor_bytes,
 )
+from kgym_worker_runtime import EscapeGuard, cheat_error, make_op_trace, observe_call, pristine_copy
 
 PROTOCOL_VERSION = 1
+# The escape guard's phase while the candidate worker serves each op.
+CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward"}
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
@@ -174,6 +177,23 @@ class Channel:
 # ---------------------------------------------------------------- roles
 
 
+def signed_normal_inputs(inputs, seed):
+    """The problem's inputs with every floating tensor replaced by standard
+    normal values of the same shape and dtype (from its own generator seeded
+    with the trial seed), so a kernel that is only right on the problem's
+    distribution (ReLU on torch.rand is the identity) is caught."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+
+    def redraw(t):
+        if not t.is_floating_point():
+            return t
+        return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
+
+    return [redraw(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+
+
 class Side:
     """State shared by both roles: the backend, the model and the timing path."""
 
@@ -197,6 +217,34 @@ class Side:
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
         return flatten_outputs(output)
+
+    def observed_forward(self, inputs, trace):
+        """One forward with the runtime observations (docs/anti-cheat.md):
+        a pristine copy of the inputs is compared after the call, outputs
+        are checked for aliasing and plain dense tensors, and with `trace`
+        every dispatcher op is counted. Returns (flat outputs, facts)."""
+        pristine = pristine_copy(inputs)
+        tracer = make_op_trace() if trace else None
+        try:
+            if tracer is not None:
+                with tracer:
+                    output = self.forward(inputs)
+            else:
+                output = self.forward(inputs)
+            self.backend.synchronize()
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
+        facts = observe_call(inputs, pristine, output)
+        for problem in facts["output_problems"]:
+            if problem["kind"] == "type":
+                raise cheat_error({"rule": "runtime.output_type", "evidence": problem["evidence"]})
+        if tracer is not None:
+            facts["op_trace"] = dict(tracer.counts)
+        elif trace:
+            facts["op_trace"] = None  # this torch cannot trace
+        return flatten_outputs(output), facts
 
     def outputs_reply(self, outputs):
         return (
@@ -268,16 +316,25 @@ class ReferenceSide(Side):
         if self.model is None:
             raise WorkerError("protocol", "trial before load")
         if payloads:  # relayed inputs: this reference stands in for a candidate (A/A checks)
-            return self.outputs_reply(self.run_forward(self.backend.to_device(load_from(payloads[0]))))
-        torch.manual_seed(int(header["seed"]))
+            outputs, facts = self.observed_forward(self.backend.to_device(load_from(payloads[0])), False)
+            reply, buffers = self.outputs_reply(outputs)
+            return dict(reply, runtime=facts), buffers
+        seed = int(header["seed"])
+        torch.manual_seed(seed)
         try:
             inputs = list(self.problem.get_inputs())
         except Exception as exc:
             raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
+        distribution = header.get("distribution", "given")
+        if distribution == "normal":
+            inputs = signed_normal_inputs(inputs, seed)
+        elif distribution != "given":
+            raise WorkerError("protocol", f"unknown input distribution '{distribution}'")
         blob = save_to_bytes(inputs)
-        outputs = self.run_forward(self.backend.to_device(inputs))
+        outputs, facts = self.observed_forward(self.backend.to_device(inputs), False)
         reply, buffers = self.outputs_reply(outputs)
         reply["inputs"] = [describe(v) for v in inputs]
+        reply["runtime"] = facts
         return reply, [blob] + buffers
 
     def op_bandwidth(self, header, payloads):
@@ -324,7 +381,9 @@ class CandidateSide(Side):
         if self.model is None:
             raise WorkerError("protocol", "trial before build")
         inputs = self.backend.to_device(load_from(payloads[0]))
-        return self.outputs_reply(self.run_forward(inputs))
+        outputs, facts = self.observed_forward(inputs, bool(header.get("trace", True)))
+        reply, buffers = self.outputs_reply(outputs)
+        return dict(reply, runtime=facts), buffers
 
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
 
@@ -358,9 +417,14 @@ def serve(args):
     import torch
 
     channel = Channel(REQUEST_FD, RESPONSE_FD)
+    guard = None
     try:
         if args.role == "candidate":
             setup_compile_env(args.scratch, args.compile_cache == "on")
+            # Before any candidate code is imported; audit hooks cannot be
+            # removed once added.
+            guard = EscapeGuard(args.scratch)
+            guard.install()
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
@@ -381,6 +445,8 @@ def serve(args):
         op = header.get("op")
         handler = type(side).OPS.get(op)
         start = time.perf_counter()
+        if guard is not None:
+            guard.phase = CANDIDATE_PHASES.get(op)
         try:
             if handler is None:
                 raise WorkerError("protocol", f"unknown op '{op}' for role {args.role}")
@@ -389,12 +455,30 @@ def serve(args):
         except WorkerError as exc:
             log(f"{op} failed ({exc.kind}): {exc.message}\n{exc.detail}")
             reply, out_payloads = {"ok": False, "op": op, "error_kind": exc.kind, "error": exc.message,
-                                   "detail": exc.detail}, []
+                                   "detail": exc.detail, "rule": getattr(exc, "rule", None)}, []
+        except SystemExit as exc:
+            if guard is None:
+                raise
+            # Recorded like the other escapes: the candidate tried to end
+            # the worker (sys.exit, exit(), raise SystemExit).
+            guard.findings.append({"rule": "runtime.process_exit",
+                                   "evidence": f"SystemExit({exc.code!r}) raised during {guard.phase or op}"})
+            reply, out_payloads = {"ok": False, "op": op}, []
         except Exception as exc:  # an unexpected failure of the worker itself
             log(traceback_tail(exc, 60))
             kind = "reference" if args.role == "reference" else "exception"
             reply, out_payloads = {"ok": False, "op": op, "error_kind": kind, "error": exception_line(exc),
                                    "detail": traceback_tail(exc)}, []
+        if guard is not None:
+            guard.phase = None
+            findings = guard.take_findings()
+            if findings:
+                # An escape attempt outranks whatever the call returned: the
+                # candidate may have caught the refusal and carried on.
+                first = findings[0]
+                log(f"{op}: escape attempt {first['rule']}: {first['evidence']}")
+                reply, out_payloads = {"ok": False, "op": op, "error_kind": "cheat", "rule": first["rule"],
+                                       "error": first["evidence"], "detail": ""}, []
         channel.send(reply, out_payloads)
 
 

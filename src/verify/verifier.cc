@@ -10,6 +10,7 @@
 
 #include "util/fs.h"
 #include "verify/probe.h"
+#include "verify/runtime_checks.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
@@ -27,7 +28,11 @@ std::string_view role_name(Role role) { return role == Role::kReference ? "refer
 struct Failure {
   Verdict verdict;
   std::string reason;
+  std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
 };
+
+// Extra trials whose floating inputs are signed standard normal values.
+constexpr int kSignedNormalTrials = 2;
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -83,6 +88,13 @@ class Verification {
   std::expected<void, Failure> start_workers();
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
+  std::expected<Message, Failure> candidate_trial(const std::string& inputs,
+                                                  const nlohmann::json& reference_facts,
+                                                  std::string_view what);
+  std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
+                                               std::span<const TensorBytes> reference);
+  Failure runtime_cheat(CheatFinding finding, std::string_view where);
+  Tolerance tolerance_for(const std::string& dtype) const;
 
   // Sends `request` to one side and returns its successful reply; every
   // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
@@ -267,21 +279,125 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
   }
   if (role == Role::kReference)
     return {Verdict::kReferenceError, fmt::format("reference {}: {}", what, error)};
+  if (kind == "cheat") {
+    std::string rule = reply.header.contains("rule") && reply.header["rule"].is_string()
+                           ? reply.header["rule"].get<std::string>()
+                           : "runtime.escape";
+    return runtime_cheat(CheatFinding{rule, "runtime", error}, what);
+  }
   if (kind == "compile") return {Verdict::kCompileError, "candidate failed to compile: " + error};
   if (kind == "import") return {Verdict::kCompileError, "candidate failed to import: " + error};
   if (kind == "missing") return {Verdict::kRuntimeError, error};
   return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
 }
 
-std::expected<void, Failure> Verification::check_correctness() {
-  const int trials = std::max(3, req_.config.trials);
+namespace {
+
+std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
+                                      const std::vector<std::string>& payloads, std::size_t first_payload) {
+  std::vector<TensorBytes> views;
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    views.push_back(TensorBytes{descriptions[i].value("dtype", ""),
+                                descriptions[i].value("shape", std::vector<std::int64_t>{}),
+                                payloads.at(first_payload + i)});
+  }
+  return views;
+}
+
+}  // namespace
+
+Tolerance Verification::tolerance_for(const std::string& dtype) const {
+  auto configured = req_.config.tolerances.find(dtype);
+  return configured != req_.config.tolerances.end() ? configured->second : default_tolerance(dtype);
+}
+
+Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {
+  std::string reason = fmt::format("{} — {}: {}", finding.rule, where, finding.evidence);
+  note("runtime finding: " + reason);
+  return Failure{Verdict::kFailCheat, std::move(reason), std::move(finding)};
+}
+
+std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<const TensorBytes> candidate,
+                                                           std::span<const TensorBytes> reference) {
   auto& correctness = result_.correctness;
-  for (int trial = 0; trial < trials; ++trial) {
-    std::uint64_t seed = derive_seed(req_.run_seed, 1 + static_cast<std::uint64_t>(trial));
+  if (candidate.size() != reference.size()) {
+    correctness.failed_trial = trial;
+    return std::unexpected(Failure{Verdict::kFailCorrectness,
+                                   fmt::format("trial {}: candidate returned {} outputs, the reference {}",
+                                               trial, candidate.size(), reference.size())});
+  }
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const TensorBytes& b = reference[i];
+    const TensorBytes& a = candidate[i];
+    auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance_for(b.dtype), b));
+    auto raise = [](std::optional<double>& acc, std::optional<double> v) {
+      if (v) acc = std::max(acc.value_or(0), *v);
+    };
+    raise(correctness.max_abs_err, cmp.max_abs_err);
+    raise(correctness.max_rel_err, cmp.max_rel_err);
+    std::string problem = cmp.problem;
+    if (cmp.ok && correctness.degenerate) {
+      // A degenerate reference (constant or ~zero on the given inputs) is
+      // also held to a relative bound over the whole output.
+      auto rel = relative_l2_error(a, b);
+      double bound = tolerance_for(b.dtype).rtol;
+      if (rel && *rel > bound) {
+        cmp.ok = false;
+        problem = fmt::format("relative L2 error {:.3g} exceeds rtol={:g} (degenerate reference: {})", *rel,
+                              bound, *correctness.degenerate);
+      }
+    }
+    if (!cmp.ok) {
+      correctness.failed_trial = trial;
+      correctness.failed_output = static_cast<int>(i);
+      return std::unexpected(
+          Failure{Verdict::kFailCorrectness, fmt::format("trial {} ({} inputs) output {}: {}", trial,
+                                                         correctness.distributions.at(trial), i, problem)});
+    }
+  }
+  return {};
+}
+
+// Runs the candidate on `inputs` and returns its reply after the runtime
+// checks; the reply's payloads are its outputs.
+std::expected<Message, Failure> Verification::candidate_trial(const std::string& inputs,
+                                                              const nlohmann::json& reference_facts,
+                                                              std::string_view what) {
+  Message request;
+  request.header = {{"op", "trial"}, {"trace", req_.op_trace}};
+  request.payloads.push_back(inputs);
+  auto reply = call(Role::kCandidate, request, what);
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->payloads.size() != reply->header.value("outputs", nlohmann::json::array()).size()) {
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
+  }
+  const auto& facts = reply->header.value("runtime", nlohmann::json::object());
+  if (!result_.runtime) {
+    result_.runtime.emplace();
+    result_.runtime->checks = {"input_mutation", "output_alias", "output_type", "output_layout",
+                               "op_trace",       "determinism",  "escape"};
+  }
+  add_op_trace(*result_.runtime, facts);
+  if (auto finding = runtime_finding(facts, reference_facts, req_.config.backend)) {
+    return std::unexpected(runtime_cheat(std::move(*finding), what));
+  }
+  return std::move(*reply);
+}
+
+std::expected<void, Failure> Verification::check_correctness() {
+  const int given_trials = std::max(3, req_.config.trials);
+  auto& correctness = result_.correctness;
+  for (int trial = 0; trial < given_trials + kSignedNormalTrials; ++trial) {
+    bool normal = trial >= given_trials;
+    std::uint64_t seed = derive_seed(req_.run_seed, normal ? 500 + static_cast<std::uint64_t>(trial)
+                                                           : 1 + static_cast<std::uint64_t>(trial));
+    std::string distribution = normal ? "normal" : "given";
     correctness.seeds.push_back(seed);
+    correctness.distributions.push_back(distribution);
     auto what = fmt::format("trial {}", trial);
     Message ref_request;
-    ref_request.header = {{"op", "trial"}, {"seed", seed}};
+    ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", distribution}};
     auto ref = call(Role::kReference, ref_request, what);
     if (!ref) return std::unexpected(ref.error());
     const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
@@ -289,6 +405,7 @@ std::expected<void, Failure> Verification::check_correctness() {
       return std::unexpected(
           Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
     }
+    auto reference = output_views(ref_outputs, ref->payloads, 1);
     if (trial == 0) {
       std::vector<std::string> shapes;
       for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
@@ -297,46 +414,49 @@ std::expected<void, Failure> Verification::check_correctness() {
                              : input.value("repr", ""));
       }
       correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
-    }
-    Message cand_request;
-    cand_request.header = {{"op", "trial"}};
-    cand_request.payloads.push_back(std::move(ref->payloads[0]));
-    auto cand = call(Role::kCandidate, cand_request, what);
-    if (!cand) return std::unexpected(cand.error());
-    const auto& cand_outputs = cand->header.value("outputs", nlohmann::json::array());
-    if (cand->payloads.size() != cand_outputs.size()) {
-      return std::unexpected(
-          Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
-    }
-    ++correctness.trials;
-    if (cand_outputs.size() != ref_outputs.size()) {
-      correctness.failed_trial = trial;
-      return std::unexpected(Failure{Verdict::kFailCorrectness,
-                                     fmt::format("trial {}: candidate returned {} outputs, the reference {}",
-                                                 trial, cand_outputs.size(), ref_outputs.size())});
-    }
-    for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
-      TensorBytes b{ref_outputs[i].value("dtype", ""),
-                    ref_outputs[i].value("shape", std::vector<std::int64_t>{}), ref->payloads[i + 1]};
-      TensorBytes a{cand_outputs[i].value("dtype", ""),
-                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}), cand->payloads[i]};
-      auto configured = req_.config.tolerances.find(b.dtype);
-      Tolerance tolerance =
-          configured != req_.config.tolerances.end() ? configured->second : default_tolerance(b.dtype);
-      auto cmp = compare_tensors(a, b, tolerance);
-      auto raise = [](std::optional<double>& acc, std::optional<double> v) {
-        if (v) acc = std::max(acc.value_or(0), *v);
-      };
-      raise(correctness.max_abs_err, cmp.max_abs_err);
-      raise(correctness.max_rel_err, cmp.max_rel_err);
-      if (!cmp.ok) {
-        correctness.failed_trial = trial;
-        correctness.failed_output = static_cast<int>(i);
-        return std::unexpected(
-            Failure{Verdict::kFailCorrectness, fmt::format("trial {} output {}: {}", trial, i, cmp.problem)});
+      correctness.degenerate = degenerate_kind(reference, req_.config.tolerances);
+      if (correctness.degenerate) {
+        note(fmt::format("degenerate reference: output is {} on the given inputs; a relative bound applies",
+                         *correctness.degenerate));
       }
     }
+    if (normal && !all_finite(reference)) {
+      // Signed inputs may leave the problem's domain (log, sqrt); such a
+      // trial says nothing about the candidate.
+      correctness.skipped.push_back(
+          fmt::format("trial {} ({}): reference output not finite", trial, distribution));
+      note(correctness.skipped.back());
+      continue;
+    }
+    const auto& ref_facts = ref->header.value("runtime", nlohmann::json::object());
+    auto cand = candidate_trial(ref->payloads[0], ref_facts, what);
+    if (!cand) return std::unexpected(cand.error());
+    ++correctness.trials;
+    auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
+    if (auto compared = compare_outputs(trial, candidate, reference); !compared) return compared;
     ++correctness.trials_passed;
+    if (trial != 0) continue;
+    // Determinism: the same inputs again must give the same outputs.
+    auto again = candidate_trial(ref->payloads[0], ref_facts, "trial 0 repeated");
+    if (!again) return std::unexpected(again.error());
+    auto repeated = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
+    for (std::size_t i = 0; i < candidate.size() && i < repeated.size(); ++i) {
+      auto cmp = compare_tensors(repeated[i], candidate[i],
+                                 scaled_tolerance(tolerance_for(reference[i].dtype), reference[i]));
+      if (!cmp.ok) {
+        return std::unexpected(runtime_cheat(
+            CheatFinding{"runtime.nondeterministic", "runtime",
+                         fmt::format("the same inputs twice gave different output {}: {}", i, cmp.problem)},
+            "trial 0 repeated"));
+      }
+    }
+    if (repeated.size() != candidate.size()) {
+      return std::unexpected(
+          runtime_cheat(CheatFinding{"runtime.nondeterministic", "runtime",
+                                     fmt::format("the same inputs twice gave {} then {} outputs",
+                                                 candidate.size(), repeated.size())},
+                        "trial 0 repeated"));
+    }
   }
   return {};
 }
@@ -407,6 +527,7 @@ CaseResult Verification::run() {
   } else {
     result_.verdict = outcome.error().verdict;
     result_.reason = outcome.error().reason;
+    if (outcome.error().cheat) result_.cheat = outcome.error().cheat;
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
   for (auto* side : {&reference_, &candidate_}) {

@@ -43,7 +43,7 @@ def get_init_inputs():
 
 // A candidate whose forward body is `body` (x is the input).
 std::string candidate_with(const std::string& body) {
-  return R"(import os, signal, time
+  return R"(import ctypes, os, signal, sys, time
 import torch
 import torch.nn as nn
 
@@ -92,6 +92,7 @@ class VerifierTest : public ::testing::Test {
     req.device = "all";
     req.run_seed = 42;
     req.static_checks = false;  // these candidates test the workers and have no kernel on purpose
+    req.op_trace = op_trace_;
     return verify_candidate(req);
   }
 
@@ -103,6 +104,7 @@ class VerifierTest : public ::testing::Test {
 
   static std::string* python_;
   fs::path dir_;
+  bool op_trace_ = false;
 };
 
 std::string* VerifierTest::python_ = nullptr;
@@ -112,9 +114,15 @@ TEST_F(VerifierTest, HonestCandidatePasses) {
       candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
                      "* self.scale"));
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
-  EXPECT_EQ(r.correctness.trials, 3);
-  EXPECT_EQ(r.correctness.trials_passed, 3);
-  EXPECT_EQ(r.correctness.seeds.size(), 3u);
+  // Three trials on get_inputs(), two with signed normal inputs.
+  EXPECT_EQ(r.correctness.trials, 5);
+  EXPECT_EQ(r.correctness.trials_passed, 5);
+  EXPECT_EQ(r.correctness.seeds.size(), 5u);
+  EXPECT_EQ(r.correctness.distributions,
+            (std::vector<std::string>{"given", "given", "given", "normal", "normal"}));
+  EXPECT_FALSE(r.correctness.degenerate);
+  ASSERT_TRUE(r.runtime);
+  EXPECT_FALSE(r.runtime->available);  // op trace off in this fixture
   ASSERT_EQ(r.correctness.shapes.size(), 1u);
   EXPECT_EQ(r.correctness.shapes[0], "[16, 8]");  // the override reached get_inputs
   EXPECT_TRUE(r.timings.verify_s);
@@ -165,9 +173,65 @@ TEST_F(VerifierTest, SyntaxErrorIsCompileError) {
 }
 
 TEST_F(VerifierTest, SegfaultIsCrash) {
-  auto r = verify(candidate_with("        os.kill(os.getpid(), signal.SIGSEGV)"));
+  auto r = verify(candidate_with("        ctypes.string_at(0)"));
   EXPECT_EQ(r.verdict, Verdict::kCrash) << r.reason;
   EXPECT_NE(r.reason.find("SIGSEGV"), std::string::npos) << r.reason;
+}
+
+// The runtime layer (docs/anti-cheat.md): each finding is fail_cheat with
+// a runtime rule and evidence.
+void expect_runtime_cheat(const CaseResult& r, const std::string& rule, const std::string& evidence) {
+  EXPECT_EQ(r.verdict, Verdict::kFailCheat) << r.reason;
+  ASSERT_TRUE(r.cheat) << r.reason;
+  EXPECT_EQ(r.cheat->rule, rule) << r.reason;
+  EXPECT_EQ(r.cheat->layer, "runtime");
+  EXPECT_NE(r.cheat->evidence.find(evidence), std::string::npos) << r.cheat->evidence;
+  EXPECT_TRUE(r.reason.starts_with(rule + " — ")) << r.reason;
+}
+
+TEST_F(VerifierTest, RuntimeChecksCatchMutationAliasAndNondeterminism) {
+  expect_runtime_cheat(verify(candidate_with("        y = self.linear(x) * self.scale\n"
+                                             "        x.zero_()\n"
+                                             "        return y")),
+                       "runtime.input_mutation", "forward changed input 0 (float32[16, 8])");
+  expect_runtime_cheat(verify(candidate_with("        return x")), "runtime.output_alias",
+                       "output 0 shares memory with input 0");
+  expect_runtime_cheat(
+      verify(candidate_with("        return (self.linear(x) * self.scale)[:1].expand(16, 4)")),
+      "runtime.output_layout", "stride 0 in dim 0");
+  expect_runtime_cheat(verify(candidate_with("        return type('Lazy', (), {})()")), "runtime.output_type",
+                       "output 0 is a kgym_candidate.Lazy, not a torch.Tensor");
+  expect_runtime_cheat(
+      verify(candidate_with("        self.calls = getattr(self, 'calls', 0) + 1\n"
+                            "        return self.linear(x) * self.scale * (1 + (self.calls == 2))")),
+      "runtime.nondeterministic", "the same inputs twice gave different output 0");
+}
+
+TEST_F(VerifierTest, EscapeAttemptsAreCheats) {
+  expect_runtime_cheat(verify(candidate_with("        os.kill(os.getppid(), signal.SIGTERM)")),
+                       "runtime.signal", "signals its parent during forward");
+  expect_runtime_cheat(verify(candidate_with("        sys.exit(3)")), "runtime.process_exit",
+                       "SystemExit(3)");
+  expect_runtime_cheat(verify(candidate_with("        os._exit(0)")), "runtime.process_exit", "os._exit(0)");
+  expect_runtime_cheat(verify(candidate_with("        try:\n"
+                                             "            open('/tmp/kgym-escape-test', 'w')\n"
+                                             "        except Exception:\n"
+                                             "            pass\n"
+                                             "        return self.linear(x) * self.scale")),
+                       "runtime.write_outside", "open(/tmp/kgym-escape-test, w)");
+  EXPECT_FALSE(fs::exists("/tmp/kgym-escape-test"));
+  expect_runtime_cheat(verify(candidate_with("        os.fork()")), "runtime.fork", "os.fork()");
+}
+
+TEST_F(VerifierTest, OpTraceCatchesLibraryCompute) {
+  op_trace_ = true;
+  auto r = verify(
+      candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
+                     "* self.scale"));
+  expect_runtime_cheat(r, "runtime.op_trace", "aten.");
+  ASSERT_TRUE(r.runtime);
+  EXPECT_TRUE(r.runtime->available);
+  EXPECT_FALSE(r.runtime->ops.empty());
 }
 
 TEST_F(VerifierTest, HangingForwardTimesOut) {
