@@ -109,6 +109,19 @@ def module_constants(module):
     }
 
 
+def declared_cases(module):
+    """The problem's module-level CASES: a list of {NAME: int} constant
+    overrides, each one more shape to verify; [] when absent or malformed."""
+    cases = getattr(module, "CASES", None)
+    if not isinstance(cases, (list, tuple)):
+        return []
+    return [
+        {name: value for name, value in case.items() if isinstance(name, str) and isinstance(value, int)}
+        for case in cases
+        if isinstance(case, dict)
+    ]
+
+
 def load_candidate(path):
     """Imports the candidate file; builds of load_inline extensions happen here."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -308,6 +321,7 @@ class ReferenceSide(Side):
             "init_inputs": [describe(v) for v in init_inputs],
             "parameters": len(state["state_dict"]),
             "constants": module_constants(self.problem),
+            "cases": declared_cases(self.problem),
         }, []
 
     def op_trial(self, header, payloads):

@@ -11,6 +11,7 @@
 #include "util/fs.h"
 #include "verify/probe.h"
 #include "verify/runtime_checks.h"
+#include "verify/shape_plan.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
@@ -29,6 +30,7 @@ struct Failure {
   Verdict verdict;
   std::string reason;
   std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
+  bool worker_answered = false;       // an error reply, not a dead or silent worker
 };
 
 // Extra trials whose floating inputs are signed standard normal values.
@@ -88,6 +90,10 @@ class Verification {
   std::expected<void, Failure> start_workers();
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
+  std::expected<void, Failure> check_extra_shapes();
+  std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
+                                      std::string_view what);
+  std::expected<void, Failure> shape_trial(const std::string& label);
   std::expected<Message, Failure> candidate_trial(const std::string& inputs,
                                                   const nlohmann::json& reference_facts,
                                                   std::string_view what);
@@ -117,6 +123,9 @@ class Verification {
   std::filesystem::path candidate_copy_;
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
+  nlohmann::json constants_;       // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;  // the problem's CASES
+  int reloads_ = 0;
 };
 
 void Verification::note(const std::string& line) {
@@ -200,6 +209,8 @@ std::expected<void, Failure> Verification::start_workers() {
     return std::unexpected(hello.error());
   auto loaded = receive(Role::kReference, "loading the problem", deadline_);
   if (!loaded) return std::unexpected(loaded.error());
+  constants_ = loaded->header.value("constants", nlohmann::json::object());
+  declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
   note("reference loaded");
   if (auto hello = receive(Role::kCandidate, "startup", deadline_); !hello)
     return std::unexpected(hello.error());
@@ -222,7 +233,11 @@ std::expected<void, Failure> Verification::start_workers() {
 std::expected<Message, Failure> Verification::receive(Role role, std::string_view what, Deadline deadline) {
   auto reply = worker(role).receive(deadline);
   if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
-  if (!reply->header.value("ok", false)) return std::unexpected(reply_failure(role, *reply, what));
+  if (!reply->header.value("ok", false)) {
+    Failure failure = reply_failure(role, *reply, what);
+    failure.worker_answered = true;
+    return std::unexpected(std::move(failure));
+  }
   return std::move(*reply);
 }
 
@@ -461,6 +476,84 @@ std::expected<void, Failure> Verification::check_correctness() {
   return {};
 }
 
+std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
+                                                  std::string_view what) {
+  auto state = req_.scratch_dir / "reference" / fmt::format("state_{}.pt", ++reloads_);
+  Message load;
+  load.header = {{"op", "load"},
+                 {"problem", req_.problem.string()},
+                 {"overrides", overrides},
+                 {"seed", derive_seed(req_.run_seed, 0)},
+                 {"state_out", state.string()}};
+  auto loaded = call(Role::kReference, load, what, false);
+  if (!loaded) return std::unexpected(loaded.error());
+  Message build;
+  build.header = {{"op", "build"}, {"state", state.string()}};
+  auto built = call(Role::kCandidate, build, what, false);
+  if (!built) return std::unexpected(built.error());
+  return {};
+}
+
+// One trial on the problem's own inputs at the shape loaded last.
+std::expected<void, Failure> Verification::shape_trial(const std::string& label) {
+  auto& correctness = result_.correctness;
+  int trial = static_cast<int>(correctness.seeds.size());
+  std::uint64_t seed = derive_seed(req_.run_seed, 700 + static_cast<std::uint64_t>(trial));
+  correctness.seeds.push_back(seed);
+  correctness.distributions.push_back("given");
+  auto what = fmt::format("trial {} ({})", trial, label);
+  Message ref_request;
+  ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", "given"}};
+  auto ref = call(Role::kReference, ref_request, what);
+  if (!ref) return std::unexpected(ref.error());
+  const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
+  if (ref->payloads.size() != ref_outputs.size() + 1) {
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
+  }
+  std::vector<std::string> shapes;
+  for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
+    shapes.push_back(input.value("kind", "") == "tensor"
+                         ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
+                         : input.value("repr", ""));
+  }
+  correctness.shapes.push_back(fmt::format("{} ({})", fmt::join(shapes, ", "), label));
+  auto reference = output_views(ref_outputs, ref->payloads, 1);
+  auto cand = candidate_trial(ref->payloads[0], ref->header.value("runtime", nlohmann::json::object()), what);
+  if (!cand) return std::unexpected(cand.error());
+  ++correctness.trials;
+  auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
+  if (auto compared = compare_outputs(trial, candidate, reference); !compared) {
+    auto failure = compared.error();
+    failure.reason += fmt::format(" [shape {}]", label);
+    return std::unexpected(std::move(failure));
+  }
+  ++correctness.trials_passed;
+  return {};
+}
+
+std::expected<void, Failure> Verification::check_extra_shapes() {
+  auto shapes = extra_shapes(constants_, declared_cases_, req_.overrides, derive_seed(req_.run_seed, 3000));
+  if (shapes.empty()) return {};
+  for (const ShapeSet& shape : shapes) {
+    std::string label = fmt::format("{}: {}", shape.origin, overrides_string(shape.overrides));
+    note("shape " + label);
+    auto loaded = reload(shape.overrides, "loading shape " + label);
+    if (!loaded) {
+      // A derived shape the reference itself cannot run (sizes that must
+      // divide each other) says nothing about the candidate.
+      if (loaded.error().verdict != Verdict::kReferenceError || !loaded.error().worker_answered)
+        return loaded;
+      result_.correctness.skipped.push_back(fmt::format("shape {}: {}", label, loaded.error().reason));
+      note(result_.correctness.skipped.back());
+      continue;
+    }
+    if (auto tried = shape_trial(label); !tried) return tried;
+  }
+  // Timing runs at the default shape.
+  return reload(req_.overrides, "reloading the default shape");
+}
+
 std::expected<void, Failure> Verification::measure_performance() {
   Message inputs_request;
   inputs_request.header = {{"op", "trial"}, {"seed", derive_seed(req_.run_seed, 1000)}};
@@ -514,6 +607,7 @@ CaseResult Verification::run() {
   }
   if (outcome) outcome = start_workers();
   if (outcome) outcome = check_correctness();
+  if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
   if (outcome && req_.config.mode == "performance") outcome = measure_performance();
   if (outcome) {
     result_.verdict = Verdict::kPass;

@@ -32,7 +32,7 @@ class Model(nn.Module):
         return self.linear(x) * self.scale
 
 batch_size = 64
-features = 8
+features = 7  # below kMinSizeConstant: the candidate hard-codes it
 
 def get_inputs():
     return [torch.randn(batch_size, features)]
@@ -50,7 +50,7 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     def __init__(self, scale):
         super().__init__()
-        self.linear = nn.Linear(8, 4)
+        self.linear = nn.Linear(7, 4)
         self.scale = scale
 
     def forward(self, x):
@@ -114,17 +114,20 @@ TEST_F(VerifierTest, HonestCandidatePasses) {
       candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
                      "* self.scale"));
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
-  // Three trials on get_inputs(), two with signed normal inputs.
-  EXPECT_EQ(r.correctness.trials, 5);
-  EXPECT_EQ(r.correctness.trials_passed, 5);
-  EXPECT_EQ(r.correctness.seeds.size(), 5u);
+  // Three trials on get_inputs(), two with signed normal inputs, one at
+  // the held-out shape.
+  EXPECT_EQ(r.correctness.trials, 6);
+  EXPECT_EQ(r.correctness.trials_passed, 6);
+  EXPECT_EQ(r.correctness.seeds.size(), 6u);
   EXPECT_EQ(r.correctness.distributions,
-            (std::vector<std::string>{"given", "given", "given", "normal", "normal"}));
+            (std::vector<std::string>{"given", "given", "given", "normal", "normal", "given"}));
   EXPECT_FALSE(r.correctness.degenerate);
   ASSERT_TRUE(r.runtime);
   EXPECT_FALSE(r.runtime->available);  // op trace off in this fixture
-  ASSERT_EQ(r.correctness.shapes.size(), 1u);
-  EXPECT_EQ(r.correctness.shapes[0], "[16, 8]");  // the override reached get_inputs
+  ASSERT_EQ(r.correctness.shapes.size(), 2u);
+  EXPECT_EQ(r.correctness.shapes[0], "[16, 7]");  // the override reached get_inputs
+  EXPECT_TRUE(r.correctness.shapes[1].find("(held_out: batch_size=") != std::string::npos)
+      << r.correctness.shapes[1];
   EXPECT_TRUE(r.timings.verify_s);
   EXPECT_TRUE(r.timings.compile_s);
   EXPECT_FALSE(r.performance);
@@ -193,7 +196,7 @@ TEST_F(VerifierTest, RuntimeChecksCatchMutationAliasAndNondeterminism) {
   expect_runtime_cheat(verify(candidate_with("        y = self.linear(x) * self.scale\n"
                                              "        x.zero_()\n"
                                              "        return y")),
-                       "runtime.input_mutation", "forward changed input 0 (float32[16, 8])");
+                       "runtime.input_mutation", "forward changed input 0 (float32[16, 7])");
   expect_runtime_cheat(verify(candidate_with("        return x")), "runtime.output_alias",
                        "output 0 shares memory with input 0");
   expect_runtime_cheat(
@@ -221,6 +224,16 @@ TEST_F(VerifierTest, EscapeAttemptsAreCheats) {
                        "runtime.write_outside", "open(/tmp/kgym-escape-test, w)");
   EXPECT_FALSE(fs::exists("/tmp/kgym-escape-test"));
   expect_runtime_cheat(verify(candidate_with("        os.fork()")), "runtime.fork", "os.fork()");
+}
+
+TEST_F(VerifierTest, HardCodedShapeFailsAtTheHeldOutShape) {
+  auto r =
+      verify(candidate_with("        if x.shape[0] != 16:\n"
+                            "            return torch.zeros(x.shape[0], 4)\n"
+                            "        return self.linear(x) * self.scale"));
+  EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;
+  EXPECT_NE(r.reason.find("[shape held_out: batch_size="), std::string::npos) << r.reason;
+  EXPECT_EQ(r.correctness.failed_trial, 5);
 }
 
 TEST_F(VerifierTest, OpTraceCatchesLibraryCompute) {
@@ -251,7 +264,7 @@ TEST_F(VerifierTest, ProbeReportsShapesAfterOverrides) {
   auto probe = read_probe(dir_ / "probe.json");
   ASSERT_TRUE(probe) << probe.error() << run->output;
   ASSERT_EQ(probe->inputs.size(), 1u);
-  EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 8}));
+  EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 7}));
   EXPECT_EQ(probe->outputs[0].dtype, "float32");
   EXPECT_EQ(probe->constants.at("batch_size"), 5);
   EXPECT_EQ(probe->parameters.size(), 2u);
