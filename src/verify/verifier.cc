@@ -91,6 +91,8 @@ class Verification {
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
   std::expected<void, Failure> check_extra_shapes();
+  std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
+                                                           std::span<const TensorBytes> first);
   std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
                                       std::string_view what);
   std::expected<void, Failure> shape_trial(const std::string& label);
@@ -429,6 +431,8 @@ std::expected<void, Failure> Verification::check_correctness() {
                              : input.value("repr", ""));
       }
       correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
+      if (auto consistent = check_reference_consistency(ref->payloads[0], reference); !consistent)
+        return consistent;
       correctness.degenerate = degenerate_kind(reference, req_.config.tolerances);
       if (correctness.degenerate) {
         note(fmt::format("degenerate reference: output is {} on the given inputs; a relative bound applies",
@@ -529,6 +533,30 @@ std::expected<void, Failure> Verification::shape_trial(const std::string& label)
     return std::unexpected(std::move(failure));
   }
   ++correctness.trials_passed;
+  return {};
+}
+
+// The reference run again on the same inputs must match itself (the lint
+// check `not_self_consistent`): otherwise no candidate can pass, and the
+// case is the problem's fault.
+std::expected<void, Failure> Verification::check_reference_consistency(const std::string& inputs,
+                                                                       std::span<const TensorBytes> first) {
+  Message request;
+  request.header = {{"op", "trial"}};
+  request.payloads.push_back(inputs);
+  auto again = call(Role::kReference, request, "re-running the reference on trial 0's inputs");
+  if (!again) return std::unexpected(again.error());
+  auto second = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
+  for (std::size_t i = 0; i < first.size() && i < second.size(); ++i) {
+    auto cmp = compare_tensors(second[i], first[i], tolerance_for(first[i].dtype));
+    if (!cmp.ok) {
+      return std::unexpected(Failure{
+          Verdict::kReferenceError,
+          fmt::format("the reference does not match itself on the same inputs (training-mode dropout or "
+                      "unseeded randomness?): output {}: {}",
+                      i, cmp.problem)});
+    }
+  }
   return {};
 }
 

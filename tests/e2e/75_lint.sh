@@ -30,4 +30,9 @@ expect_output "^5 of 6 problems have findings" "counts the problems with finding
 expect_exit 1 "a selector picks the problems" "$KGYM" lint --bench-dir bench 1,6
 expect_output "^1 of 2 problems have findings" "only the selected problems"
 expect_exit 2 "a bad selector is a usage error" "$KGYM" lint --bench-dir bench 99
+
+# Verification runs the same self-consistency check on the reference.
+expect_exit 1 "verifying against a reference that does not match itself" "$KGYM" verify \
+  --problem bench/level1/1_DropoutTrain.py --candidate "$SRC/tests/exploits/honest/plain_relu.py" --mode correctness
+expect_output "^reference_error: the reference does not match itself on the same inputs" "is a reference_error"
 finish
