@@ -157,6 +157,14 @@ TEST(Rules, Introspection) {
             Strings{"fatal@5:__builtins__"});
   EXPECT_EQ(check_rule(candidate("msg = f'{inspect.stack()}'\n"), "static.introspection"),
             Strings{"fatal@5:inspect.stack"});
+  EXPECT_EQ(
+      check_rule(candidate("traced = torch._C._len_torch_dispatch_stack() > 0\n"), "static.introspection"),
+      Strings{"fatal@5:torch._C._len_torch_dispatch_stack"});
+  EXPECT_EQ(
+      check_rule(
+          candidate("from torch.utils import _python_dispatch as pd\nm = pd._get_current_dispatch_mode()\n"),
+          "static.introspection"),
+      (Strings{"fatal@5:pd", "fatal@6:pd._get_current_dispatch_mode"}));
   EXPECT_EQ(check_rule(candidate("import gc\ngc.collect()\n\"\"\"inspect sys._getframe\"\"\"\n"),
                        "static.introspection"),
             Strings{});
