@@ -32,8 +32,11 @@ from kgym_worker_devices import (
     save_to_bytes,
     tensor_bytes,
 )
+from kgym_worker_runtime import EscapeGuard, cheat_error, make_op_trace, observe_call, pristine_copy
 
 PROTOCOL_VERSION = 1
+# The escape guard's phase while the candidate worker serves each op.
+CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward"}
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
@@ -106,6 +109,19 @@ def module_constants(module):
     }
 
 
+def declared_cases(module):
+    """The problem's module-level CASES: a list of {NAME: int} constant
+    overrides, each one more shape to verify; [] when absent or malformed."""
+    cases = getattr(module, "CASES", None)
+    if not isinstance(cases, (list, tuple)):
+        return []
+    return [
+        {name: value for name, value in case.items() if isinstance(name, str) and isinstance(value, int)}
+        for case in cases
+        if isinstance(case, dict)
+    ]
+
+
 def load_candidate(path):
     """Imports the candidate file; builds of load_inline extensions happen here."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -174,6 +190,23 @@ class Channel:
 # ---------------------------------------------------------------- roles
 
 
+def signed_normal_inputs(inputs, seed):
+    """The problem's inputs with every floating tensor replaced by standard
+    normal values of the same shape and dtype (from its own generator seeded
+    with the trial seed), so a kernel that is only right on the problem's
+    distribution (ReLU on torch.rand is the identity) is caught."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+
+    def redraw(t):
+        if not t.is_floating_point():
+            return t
+        return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
+
+    return [redraw(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+
+
 class Side:
     """State shared by both roles: the backend, the model and the timing path."""
 
@@ -197,6 +230,34 @@ class Side:
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
         return flatten_outputs(output)
+
+    def observed_forward(self, inputs, trace):
+        """One forward with the runtime observations (docs/anti-cheat.md):
+        a pristine copy of the inputs is compared after the call, outputs
+        are checked for aliasing and plain dense tensors, and with `trace`
+        every dispatcher op is counted. Returns (flat outputs, facts)."""
+        pristine = pristine_copy(inputs)
+        tracer = make_op_trace() if trace else None
+        try:
+            if tracer is not None:
+                with tracer:
+                    output = self.forward(inputs)
+            else:
+                output = self.forward(inputs)
+            self.backend.synchronize()
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
+        facts = observe_call(inputs, pristine, output)
+        for problem in facts["output_problems"]:
+            if problem["kind"] == "type":
+                raise cheat_error({"rule": "runtime.output_type", "evidence": problem["evidence"]})
+        if tracer is not None:
+            facts["op_trace"] = dict(tracer.counts)
+        elif trace:
+            facts["op_trace"] = None  # this torch cannot trace
+        return flatten_outputs(output), facts
 
     def outputs_reply(self, outputs):
         return (
@@ -260,6 +321,7 @@ class ReferenceSide(Side):
             "init_inputs": [describe(v) for v in init_inputs],
             "parameters": len(state["state_dict"]),
             "constants": module_constants(self.problem),
+            "cases": declared_cases(self.problem),
         }, []
 
     def op_trial(self, header, payloads):
@@ -268,16 +330,25 @@ class ReferenceSide(Side):
         if self.model is None:
             raise WorkerError("protocol", "trial before load")
         if payloads:  # relayed inputs: this reference stands in for a candidate (A/A checks)
-            return self.outputs_reply(self.run_forward(self.backend.to_device(load_from(payloads[0]))))
-        torch.manual_seed(int(header["seed"]))
+            outputs, facts = self.observed_forward(self.backend.to_device(load_from(payloads[0])), False)
+            reply, buffers = self.outputs_reply(outputs)
+            return dict(reply, runtime=facts), buffers
+        seed = int(header["seed"])
+        torch.manual_seed(seed)
         try:
             inputs = list(self.problem.get_inputs())
         except Exception as exc:
             raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
+        distribution = header.get("distribution", "given")
+        if distribution == "normal":
+            inputs = signed_normal_inputs(inputs, seed)
+        elif distribution != "given":
+            raise WorkerError("protocol", f"unknown input distribution '{distribution}'")
         blob = save_to_bytes(inputs)
-        outputs = self.run_forward(self.backend.to_device(inputs))
+        outputs, facts = self.observed_forward(self.backend.to_device(inputs), False)
         reply, buffers = self.outputs_reply(outputs)
         reply["inputs"] = [describe(v) for v in inputs]
+        reply["runtime"] = facts
         return reply, [blob] + buffers
 
     def op_bandwidth(self, header, payloads):
@@ -324,7 +395,9 @@ class CandidateSide(Side):
         if self.model is None:
             raise WorkerError("protocol", "trial before build")
         inputs = self.backend.to_device(load_from(payloads[0]))
-        return self.outputs_reply(self.run_forward(inputs))
+        outputs, facts = self.observed_forward(inputs, bool(header.get("trace", True)))
+        reply, buffers = self.outputs_reply(outputs)
+        return dict(reply, runtime=facts), buffers
 
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
 
@@ -358,9 +431,14 @@ def serve(args):
     import torch
 
     channel = Channel(REQUEST_FD, RESPONSE_FD)
+    guard = None
     try:
         if args.role == "candidate":
             setup_compile_env(args.scratch, args.compile_cache == "on")
+            # Before any candidate code is imported; audit hooks cannot be
+            # removed once added.
+            guard = EscapeGuard(args.scratch)
+            guard.install()
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
@@ -381,6 +459,8 @@ def serve(args):
         op = header.get("op")
         handler = type(side).OPS.get(op)
         start = time.perf_counter()
+        if guard is not None:
+            guard.phase = CANDIDATE_PHASES.get(op)
         try:
             if handler is None:
                 raise WorkerError("protocol", f"unknown op '{op}' for role {args.role}")
@@ -389,12 +469,30 @@ def serve(args):
         except WorkerError as exc:
             log(f"{op} failed ({exc.kind}): {exc.message}\n{exc.detail}")
             reply, out_payloads = {"ok": False, "op": op, "error_kind": exc.kind, "error": exc.message,
-                                   "detail": exc.detail}, []
+                                   "detail": exc.detail, "rule": getattr(exc, "rule", None)}, []
+        except SystemExit as exc:
+            if guard is None:
+                raise
+            # Recorded like the other escapes: the candidate tried to end
+            # the worker (sys.exit, exit(), raise SystemExit).
+            guard.findings.append({"rule": "runtime.process_exit",
+                                   "evidence": f"SystemExit({exc.code!r}) raised during {guard.phase or op}"})
+            reply, out_payloads = {"ok": False, "op": op}, []
         except Exception as exc:  # an unexpected failure of the worker itself
             log(traceback_tail(exc, 60))
             kind = "reference" if args.role == "reference" else "exception"
             reply, out_payloads = {"ok": False, "op": op, "error_kind": kind, "error": exception_line(exc),
                                    "detail": traceback_tail(exc)}, []
+        if guard is not None:
+            guard.phase = None
+            findings = guard.take_findings()
+            if findings:
+                # An escape attempt outranks whatever the call returned: the
+                # candidate may have caught the refusal and carried on.
+                first = findings[0]
+                log(f"{op}: escape attempt {first['rule']}: {first['evidence']}")
+                reply, out_payloads = {"ok": False, "op": op, "error_kind": "cheat", "rule": first["rule"],
+                                       "error": first["evidence"], "detail": ""}, []
         channel.send(reply, out_payloads)
 
 
@@ -442,6 +540,100 @@ def probe(args):
     return status
 
 
+# ---------------------------------------------------------------- lint
+
+
+def lint_problem(problem, seed, tolerance):
+    """Runs the reference alone a few times and returns findings that make
+    the problem exploitable or unusable (docs/lint.md), with evidence."""
+    import resource
+
+    import torch
+
+    findings = []
+
+    def add(kind, evidence):
+        findings.append({"kind": kind, "evidence": evidence})
+
+    def close(a, b):
+        return len(a) == len(b) and all(
+            x.shape == y.shape and x.dtype == y.dtype and torch.allclose(x.double(), y.double(), rtol=tolerance[1],
+                                                                         atol=tolerance[0], equal_nan=True)
+            for x, y in zip(a, b))
+
+    torch.manual_seed(seed)
+    init_inputs = list(problem.get_init_inputs())
+    model = problem.Model(*init_inputs)
+    model.eval()
+
+    def inputs_for(s, normal=False):
+        torch.manual_seed(s)
+        inputs = list(problem.get_inputs())
+        return signed_normal_inputs(inputs, s) if normal else inputs
+
+    def run(inputs):
+        with torch.no_grad():
+            return flatten_outputs(model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]))
+
+    first_inputs = inputs_for(seed)
+    start = time.perf_counter()
+    first = run(first_inputs)
+    forward_ms = (time.perf_counter() - start) * 1e3
+    floating = [t for t in first if t.is_floating_point() and t.numel() > 0]
+    if any(not torch.isfinite(t).all() for t in floating):
+        add("non_finite_output", "the reference output on get_inputs() has NaN or Inf")
+    if floating and all(float(t.abs().max()) <= tolerance[0] for t in floating):
+        add("zero_output", f"every output is within atol={tolerance[0]:g} of 0 (max |y| = "
+                           f"{max(float(t.abs().max()) for t in floating):.3g}): a zero kernel passes")
+    elif floating and all(t.numel() > 1 and float(t.max() - t.min()) <= tolerance[0] + tolerance[1] * float(t.abs().max())
+                          for t in floating):
+        add("constant_output", f"every output is one value ({float(floating[0].flatten()[0]):.6g}): "
+                               "a constant kernel passes")
+    again = run(first_inputs)
+    if not close(first, again):
+        add("not_self_consistent", "the same inputs twice give different outputs (training-mode dropout, "
+                                   "unseeded randomness): no candidate can match it")
+    other_inputs = inputs_for(seed + 1)
+    if close(first, run(other_inputs)) and not close(
+            [t for t in first_inputs if isinstance(t, torch.Tensor)],
+            [t for t in other_inputs if isinstance(t, torch.Tensor)]):
+        add("input_independent", "two different input draws give the same outputs within tolerance: "
+                                 "a kernel that ignores its inputs passes")
+    tensors_in = [t for t in first_inputs if isinstance(t, torch.Tensor)]
+    for o_index, out in enumerate(first):
+        for i_index, x in enumerate(tensors_in):
+            if close([out], [x]):
+                normal_inputs = inputs_for(seed, normal=True)
+                normal_out = run(normal_inputs)
+                normal_tensors = [t for t in normal_inputs if isinstance(t, torch.Tensor)]
+                still = o_index < len(normal_out) and close([normal_out[o_index]], [normal_tensors[i_index]])
+                add("identity_on_given_inputs",
+                    f"output {o_index} equals input {i_index} on get_inputs()"
+                    + ("" if still else "; not on signed normal inputs, which verification adds"))
+    return findings, forward_ms, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def lint(args):
+    import torch
+
+    try:
+        BACKENDS["cpu"](args.threads, None)
+        problem = load_problem(args.problem, parse_overrides(args.override))
+        findings, forward_ms, peak_mb = lint_problem(problem, args.seed, (args.atol, args.rtol))
+        document = {"findings": findings, "forward_ms": forward_ms, "peak_rss_mb": peak_mb,
+                    "torch_version": torch.__version__}
+    except WorkerError as exc:
+        document = {"findings": [{"kind": "reference_fails", "evidence": exc.message}]}
+    except Exception as exc:
+        log(traceback_tail(exc, 60))
+        document = {"findings": [{"kind": "reference_fails", "evidence": exception_line(exc)}]}
+    tmp = args.out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=1)
+    os.replace(tmp, args.out)
+    return 0
+
+
 def die_with_parent():
     """Ends this worker when the process that started it dies.
 
@@ -470,6 +662,14 @@ def main(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
+    lint_parser = sub.add_parser("lint")
+    lint_parser.add_argument("--problem", required=True)
+    lint_parser.add_argument("--override", action="append", default=[])
+    lint_parser.add_argument("--seed", type=int, default=0)
+    lint_parser.add_argument("--threads", type=int, default=1)
+    lint_parser.add_argument("--atol", type=float, default=1e-4)
+    lint_parser.add_argument("--rtol", type=float, default=1e-3)
+    lint_parser.add_argument("--out", required=True)
     s = sub.add_parser("serve")
     s.add_argument("--role", choices=["reference", "candidate"], required=True)
     s.add_argument("--backend", choices=sorted(BACKENDS), default="cpu")
@@ -478,6 +678,8 @@ def main(argv):
     s.add_argument("--scratch", required=True)
     s.add_argument("--compile-cache", choices=["on", "off"], default="on")
     args = parser.parse_args(argv)
+    if args.mode == "lint":
+        return lint(args)
     return probe(args) if args.mode == "probe" else serve(args)
 
 

@@ -26,5 +26,6 @@ Command add_verify_command(CLI::App& root);
 Command add_monitor_command(CLI::App& root);
 Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);
+Command add_lint_command(CLI::App& root);
 
 }  // namespace kgym::app

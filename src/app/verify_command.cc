@@ -34,6 +34,7 @@ struct VerifyOptions {
   std::optional<int> call_timeout_s;
   std::string request_file;
   bool candidate_is_reference = false;
+  bool skip_static_checks = false;
 };
 
 int usage_error(const std::string& message) {
@@ -92,6 +93,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   }
   req.device = o.device;
   req.candidate_is_reference = o.candidate_is_reference;
+  req.static_checks = !o.skip_static_checks;
   req.run_seed = o.seed ? *o.seed : std::random_device{}() * 0x100000000ULL + std::random_device{}();
   return req;
 }
@@ -156,6 +158,10 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->group("");
   app->add_flag("--candidate-is-reference", options->candidate_is_reference,
                 "time the candidate file's Model like a reference (A/A timing checks)")
+      ->group("");
+  // The runtime exploit corpus proves the runtime layer on its own.
+  app->add_flag("--skip-static-checks", options->skip_static_checks,
+                "run only the runtime checks (for testing the runtime anti-cheat layer)")
       ->group("");
   return Command{app, [options] { return run_verify(*options); }};
 }

@@ -120,7 +120,17 @@ json to_json(const CaseResult& r) {
                       {"max_rel_err", optional_json(c.max_rel_err)},
                       {"failed_output", optional_json(c.failed_output)},
                       {"failed_trial", optional_json(c.failed_trial)},
-                      {"seeds", c.seeds}};
+                      {"seeds", c.seeds},
+                      {"distributions", c.distributions},
+                      {"skipped", c.skipped},
+                      {"degenerate", optional_json(c.degenerate)}};
+  if (r.runtime) {
+    j["runtime"] = {{"op_trace_available", r.runtime->available},
+                    {"op_trace", r.runtime->ops},
+                    {"checks", r.runtime->checks}};
+  } else {
+    j["runtime"] = nullptr;
+  }
   if (r.performance) {
     const Performance& p = *r.performance;
     j["performance"] = {{"reference", side_json(p.reference)},
@@ -187,6 +197,16 @@ CaseResult result_from_json(const json& j) {
     r.correctness.failed_output = optional_at<int>(c, "failed_output");
     r.correctness.failed_trial = optional_at<int>(c, "failed_trial");
     r.correctness.seeds = c.value("seeds", std::vector<std::uint64_t>{});
+    r.correctness.distributions = c.value("distributions", std::vector<std::string>{});
+    r.correctness.skipped = c.value("skipped", std::vector<std::string>{});
+    r.correctness.degenerate = optional_at<std::string>(c, "degenerate");
+  }
+  if (auto it = j.find("runtime"); it != j.end() && !it->is_null()) {
+    RuntimeTrace trace;
+    trace.available = it->value("op_trace_available", false);
+    trace.ops = it->value("op_trace", std::map<std::string, std::int64_t>{});
+    trace.checks = it->value("checks", std::vector<std::string>{});
+    r.runtime = std::move(trace);
   }
   if (auto it = j.find("performance"); it != j.end() && !it->is_null()) {
     const json& p = *it;

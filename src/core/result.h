@@ -3,6 +3,7 @@
 // (schema in DESIGN.md "Outputs"). Plain data; absent measurements are
 // std::nullopt and serialize as JSON null, never 0.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,22 @@ struct Correctness {
   std::optional<int> failed_output;  // index into the flattened outputs
   std::optional<int> failed_trial;
   std::vector<std::uint64_t> seeds;  // per-trial input seeds, recorded after the verdict
+  // Per-trial input distribution, parallel to seeds: "given" (get_inputs())
+  // or "normal" (floating inputs redrawn as signed standard normal values).
+  std::vector<std::string> distributions;
+  // Trials not compared because the reference output was not finite on
+  // them, one line each ("trial 4 (normal): reference output 0 has NaN").
+  std::vector<std::string> skipped;
+  // "zero" or "constant" when the reference output on the given inputs is
+  // (nearly) that; such a case is checked with a relative error bound too.
+  std::optional<std::string> degenerate;
+};
+
+// What the runtime layer saw of the candidate (docs/anti-cheat.md).
+struct RuntimeTrace {
+  bool available = false;                   // false: this torch cannot trace ops
+  std::map<std::string, std::int64_t> ops;  // dispatcher op ("aten.relu") -> calls, all traced forwards
+  std::vector<std::string> checks;          // runtime checks that ran, e.g. "input_mutation"
 };
 
 struct Interval {
@@ -126,6 +143,7 @@ struct CaseResult {
   std::optional<CheatFinding> cheat;
   std::vector<StaticFinding> static_findings;  // every finding, warnings included
   Correctness correctness;
+  std::optional<RuntimeTrace> runtime;  // null when no candidate forward ran
   std::optional<Performance> performance;
   std::optional<Generation> generation;
   Timings timings;

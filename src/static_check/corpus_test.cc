@@ -86,6 +86,34 @@ TEST(ExploitCorpus, HonestCandidatesHaveNoFatalFinding) {
   }
 }
 
+// The runtime corpus (tests/exploits/runtime/, run through `kgym verify`
+// by tests/e2e/70_runtime_exploits.sh) states on a "static: " docstring
+// line what the static layer makes of each exploit: "none" (only the
+// runtime layer catches it) or the rule that also catches it first. This
+// keeps the layer table in docs/anti-cheat.md honest.
+TEST(ExploitCorpus, RuntimeExploitsStateWhatTheStaticLayerSees) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(kSource / "tests/exploits/runtime")) {
+    if (e.path().extension() == ".py") files.push_back(e.path());
+  }
+  ASSERT_GE(files.size(), 11u);
+  for (const auto& file : files) {
+    std::string source = read(file);
+    auto at = source.find("\nstatic: ");
+    ASSERT_NE(at, std::string::npos) << file << ": no 'static: ' line in the docstring";
+    std::string expected = source.substr(at + 9, source.find('\n', at + 1) - at - 9);
+    auto findings = check_candidate(source, file.filename().string(), {});
+    const Finding* fatal = first_fatal(findings);
+    if (expected == "none") {
+      EXPECT_EQ(fatal, nullptr) << file << describe(findings);
+    } else {
+      bool caught =
+          std::ranges::any_of(findings, [&](const Finding& f) { return f.rule == expected && f.fatal(); });
+      EXPECT_TRUE(caught) << file << " is not caught by " << expected << describe(findings);
+    }
+  }
+}
+
 TEST(ExploitCorpus, SampleSolutions) {
   auto files = python_files(kSource / "data/sample/solutions");
   ASSERT_EQ(files.size(), 9u);

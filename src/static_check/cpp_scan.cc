@@ -252,8 +252,42 @@ CppScan scan_cpp(std::string_view source) {
     if (i == std::string::npos) break;
   }
   std::vector<Word> ws = words(code);
+  // `using namespace at;` / `using namespace torch;` make unqualified
+  // compute calls library calls (`relu(x)` is at::relu), unless the source
+  // defines a function of that name itself; `using at::relu;` does the same
+  // for one name.
+  std::string using_namespace;
+  std::set<std::string, std::less<>> using_names, defined;
+  for (std::size_t i = 0; i + 1 < ws.size(); ++i) {
+    if (ws[i].text != "using") continue;
+    if (ws[i + 1].text == "namespace" && i + 2 < ws.size()) {
+      auto parts = split_qualified(ws[i + 2].text);
+      if (!parts.empty() && (parts[0] == "at" || parts[0] == "torch")) using_namespace = ws[i + 2].text;
+    } else {
+      auto parts = split_qualified(ws[i + 1].text);
+      if (parts.size() >= 2 && (parts[0] == "at" || parts[0] == "torch") && is_library_call(ws[i + 1]))
+        using_names.insert(parts.back());
+    }
+  }
+  for (std::size_t i = 1; i + 1 < ws.size(); ++i) {
+    if (ws[i].text != "(" || !ident_char(ws[i - 1].text[0]) || kNotFunctions.contains(ws[i - 1].text))
+      continue;
+    std::size_t k = matching(ws, i) + 1;
+    while (k < ws.size() && k < i + 64 && ws[k].text != "{" && ws[k].text != ";" && ws[k].text != "(") ++k;
+    if (k < ws.size() && ws[k].text == "{") defined.insert(ws[i - 1].text);
+  }
   for (std::size_t i = 0; i < ws.size(); ++i) {
     const Word& w = ws[i];
+    bool unqualified_call = !w.method && i + 1 < ws.size() && ws[i + 1].text == "(" &&
+                            w.text.find("::") == std::string::npos && !defined.contains(w.text) &&
+                            (i == 0 || ws[i - 1].text != "using");
+    if (unqualified_call &&
+        ((!using_namespace.empty() && kComputeMethods.contains(w.text)) || using_names.contains(w.text))) {
+      std::string via =
+          using_names.contains(w.text) ? "a using-declaration" : "using namespace " + using_namespace;
+      scan.library_calls.push_back({w.text + " (via " + via + ")", w.line});
+      continue;
+    }
     if (w.text == "__global__") scan.has_cuda_kernel = true;
     if (kReducedPrecision.contains(w.text)) scan.reduced_precision.push_back({w.text, w.line});
     bool call = i + 1 < ws.size() && (ws[i + 1].text == "(" || (!w.method && ws[i + 1].text == "<"));

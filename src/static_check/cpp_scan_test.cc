@@ -30,6 +30,21 @@ TEST(CppScan, FindsAtenAndTorchComputeCalls) {
   EXPECT_EQ(calls("torch :: sigmoid(x);"), (std::vector<std::string>{"torch::sigmoid@1"}));
 }
 
+TEST(CppScan, UnqualifiedCallsAfterUsingNamespace) {
+  EXPECT_EQ(calls("using namespace at;\nTensor f(Tensor x) { return relu(x); }"),
+            (std::vector<std::string>{"relu (via using namespace at)@2"}));
+  EXPECT_EQ(calls("using namespace torch;\nauto y = matmul(a, b);"),
+            (std::vector<std::string>{"matmul (via using namespace torch)@2"}));
+  EXPECT_EQ(calls("using at::sigmoid;\nauto y = sigmoid(a);"),
+            (std::vector<std::string>{"sigmoid (via a using-declaration)@2"}));
+  // The source's own function of that name is not the library's.
+  EXPECT_TRUE(calls("using namespace at;\nfloat relu(float v) { return v < 0 ? 0 : v; }\n"
+                    "void g(float* p) { p[0] = relu(p[0]); }")
+                  .empty());
+  // Without a using-directive, an unqualified name is the source's own.
+  EXPECT_TRUE(calls("auto y = relu(x);").empty());
+}
+
 TEST(CppScan, GlueIsAllowed) {
   EXPECT_TRUE(calls(R"(
     TORCH_CHECK(x.is_contiguous(), "at::relu(x) is not used");

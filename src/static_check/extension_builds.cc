@@ -49,9 +49,14 @@ std::vector<ExtensionBuild> find_extension_builds(const PythonSource& src) {
   for (std::size_t li = 0; li < src.lines.size(); ++li) {
     const auto& t = src.lines[li].tokens;
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-      bool inline_call = is_name(t[i], "load_inline");
-      bool file_call =
-          is_name(t[i], "load") && i >= 2 && is_op(t[i - 1], ".") && is_name(t[i - 2], "cpp_extension");
+      // Renamed imports count too: `load_inline as li`, `cpp_extension as ce`.
+      std::string called = t[i].kind == TokenKind::kName && (i == 0 || !is_op(t[i - 1], "."))
+                               ? resolve_import(src, t[i].text)
+                               : "";
+      bool inline_call = is_name(t[i], "load_inline") || called.ends_with("cpp_extension.load_inline");
+      bool file_call = (is_name(t[i], "load") && i >= 2 && is_op(t[i - 1], ".") &&
+                        resolve_import(src, t[i - 2].text).ends_with("cpp_extension")) ||
+                       called.ends_with("cpp_extension.load");
       if (!(inline_call || file_call) || !is_op(t[i + 1], "(")) continue;
       ExtensionBuild b;
       b.line_index = li;

@@ -7,7 +7,8 @@ bool is_name(const Token& t, std::string_view text) { return t.kind == TokenKind
 
 namespace {
 
-void record_imports(const LogicalLine& l, std::set<std::string>& names) {
+void record_imports(const LogicalLine& l, std::set<std::string>& names,
+                    std::map<std::string, std::string>& targets) {
   const auto& t = l.tokens;
   if (is_name(t[0], "import")) {
     // import a.b as c, d  -> c, d
@@ -17,6 +18,7 @@ void record_imports(const LogicalLine& l, std::set<std::string>& names) {
       if (name.empty()) break;
       if (end + 1 < t.size() && is_name(t[end], "as")) {
         names.insert(t[end + 1].text);
+        targets[t[end + 1].text] = name;
         end += 2;
       } else {
         names.insert(name.substr(0, name.find('.')));
@@ -25,14 +27,17 @@ void record_imports(const LogicalLine& l, std::set<std::string>& names) {
     }
   } else if (is_name(t[0], "from")) {
     std::size_t i = 1;
+    std::string module = dotted_name(t, 1);
     while (i < t.size() && !is_name(t[i], "import")) ++i;
     for (++i; i < t.size(); ++i) {
       if (t[i].kind != TokenKind::kName) continue;
       if (i + 2 < t.size() && is_name(t[i + 1], "as")) {
         names.insert(t[i + 2].text);
+        if (!module.empty()) targets[t[i + 2].text] = module + "." + t[i].text;
         i += 2;
       } else {
         names.insert(t[i].text);
+        if (!module.empty()) targets[t[i].text] = module + "." + t[i].text;
       }
     }
   }
@@ -76,11 +81,18 @@ PythonSource parse_python(std::string_view source) {
   flush();
   for (std::size_t i = 0; i < src.lines.size(); ++i) {
     const auto& t = src.lines[i].tokens;
-    record_imports(src.lines[i], src.imported_names);
+    record_imports(src.lines[i], src.imported_names, src.import_targets);
     if (t.size() >= 2 && t[0].kind == TokenKind::kName && is_op(t[1], "="))
       src.assignments[t[0].text].push_back(i);
   }
   return src;
+}
+
+std::string resolve_import(const PythonSource& src, const std::string& name) {
+  std::size_t dot = name.find('.');
+  auto it = src.import_targets.find(name.substr(0, dot));
+  if (it == src.import_targets.end()) return name;
+  return dot == std::string::npos ? it->second : it->second + name.substr(dot);
 }
 
 std::size_t block_end(const PythonSource& src, std::size_t line_index) {

@@ -22,11 +22,19 @@ struct LogicalLine {
 struct PythonSource {
   std::vector<LogicalLine> lines;
   std::optional<TokenizeError> error;
-  std::set<std::string> imported_names;                         // every name an import statement binds
+  std::set<std::string> imported_names;  // every name an import statement binds
+  // What each imported name stands for: `import torch.nn.functional as F2`
+  // -> F2: "torch.nn.functional"; `from torch.utils.cpp_extension import
+  // load_inline as li` -> li: "torch.utils.cpp_extension.load_inline".
+  std::map<std::string, std::string> import_targets;
   std::map<std::string, std::vector<std::size_t>> assignments;  // NAME = ... : indices into lines
 };
 
 PythonSource parse_python(std::string_view source);
+
+// `name` with its first component replaced by what the import bound to it
+// ("F2.relu" -> "torch.nn.functional.relu"); unchanged when not imported.
+std::string resolve_import(const PythonSource& src, const std::string& name);
 
 // Index one past the block opened by the compound statement at `line_index`
 // (the lines that follow it with a greater depth).

@@ -32,9 +32,12 @@ std::optional<std::pair<int, std::string>> library_call_in_forward(const RuleCon
     for (std::size_t i = 0; i < t.size(); ++i) {
       std::size_t end = i;
       std::string name = dotted_name(t, i, &end);
-      if (!name.empty() && (i == 0 || !is_op(t[i - 1], ".")) && end < t.size() && is_op(t[end], "(") &&
-          is_library_root(name)) {
-        return std::pair{t[i].line, name};
+      if (name.empty() || (i > 0 && is_op(t[i - 1], ".")) || end >= t.size() || !is_op(t[end], "(")) continue;
+      if (is_library_root(name)) return std::pair{t[i].line, name};
+      // A renamed import: `import torch.nn.functional as F2` ... `F2.relu(x)`.
+      if (std::string resolved = resolve_import(ctx.src, name);
+          resolved != name && is_library_root(resolved)) {
+        return std::pair{t[i].line, fmt::format("{} ({})", name, resolved)};
       }
     }
   }

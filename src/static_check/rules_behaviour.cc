@@ -171,6 +171,16 @@ void check_concurrency_and_introspection(RuleContext& ctx) {
         bool mild = name == "globals" || name == "locals" || name == "vars";
         ctx.add("static.introspection", mild ? kWarn : kFatal, line, name,
                 fmt::format("{} reaches into the interpreter's frames, modules or objects", name));
+      } else if (starts_with_any(
+                     resolve_import(ctx.src, name),
+                     {"torch.utils._python_dispatch", "torch._C._get_torch_dispatch_mode",
+                      "torch._C._len_torch_dispatch_stack", "torch._C._get_dispatch_stack_at",
+                      "torch._C._is_torch_function_mode_enabled", "torch._C._get_function_stack_at",
+                      "torch.overrides._get_current_function_mode", "torch._C._dispatch_tls"})) {
+        // The runtime op trace is a dispatch mode; asking for one is asking
+        // whether the ops are being watched.
+        ctx.add("static.introspection", kFatal, line, name,
+                fmt::format("{} inspects the dispatcher's modes (whether its ops are being traced)", name));
       }
     }
   }

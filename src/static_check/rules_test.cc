@@ -48,6 +48,26 @@ TEST(Rules, NoKernelWhenTheSourcesAreEmptyOrUnused) {
   EXPECT_EQ(check_rule(via_builder, "static.no_kernel"), Strings{});
 }
 
+TEST(Rules, RenamedImportsAreFollowed) {
+  // An honest kernel built through a renamed load_inline or cpp_extension.
+  std::string renamed = candidate();
+  renamed.replace(renamed.find("from torch.utils.cpp_extension import load_inline"), 49,
+                  "from torch.utils.cpp_extension import load_inline as li");
+  renamed.replace(renamed.find("_ext = load_inline("), 19, "_ext = li(");
+  EXPECT_EQ(check(renamed), Strings{}) << renamed;
+  std::string module_alias = candidate("import torch.utils.cpp_extension as ce\n");
+  module_alias.replace(module_alias.find("_ext = load_inline("), 19, "_ext = ce.load_inline(");
+  EXPECT_EQ(check(module_alias), Strings{}) << module_alias;
+  // A library call through a renamed module is named with what it is.
+  auto findings = check_candidate(
+      "import torch.nn.functional as F2\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+      "    def forward(self, x):\n        return F2.relu(x)\n",
+      "model_new.py", {});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "static.no_kernel");
+  EXPECT_EQ(findings[0].evidence(), "model_new.py:6: F2.relu (torch.nn.functional.relu)");
+}
+
 TEST(Rules, KernelKindsPerBackend) {
   CheckOptions cuda{.backend = "cuda"};
   EXPECT_EQ(check_rule(candidate(), "static.no_kernel", cuda), Strings{"fatal@18:ModelNew"});
@@ -137,6 +157,14 @@ TEST(Rules, Introspection) {
             Strings{"fatal@5:__builtins__"});
   EXPECT_EQ(check_rule(candidate("msg = f'{inspect.stack()}'\n"), "static.introspection"),
             Strings{"fatal@5:inspect.stack"});
+  EXPECT_EQ(
+      check_rule(candidate("traced = torch._C._len_torch_dispatch_stack() > 0\n"), "static.introspection"),
+      Strings{"fatal@5:torch._C._len_torch_dispatch_stack"});
+  EXPECT_EQ(
+      check_rule(
+          candidate("from torch.utils import _python_dispatch as pd\nm = pd._get_current_dispatch_mode()\n"),
+          "static.introspection"),
+      (Strings{"fatal@5:pd", "fatal@6:pd._get_current_dispatch_mode"}));
   EXPECT_EQ(check_rule(candidate("import gc\ngc.collect()\n\"\"\"inspect sys._getframe\"\"\"\n"),
                        "static.introspection"),
             Strings{});

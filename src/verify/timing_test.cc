@@ -98,7 +98,8 @@ TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
 }
 
 TEST_F(TimingTest, TimedCallWithWrongOutputFailsCorrectness) {
-  // Right for the three correctness trials, wrong once it is being timed.
+  // Right for the correctness calls (three trials, two signed-normal trials, trial 0 repeated), wrong once it
+  // is being timed.
   std::string drifting = std::string(kProblem) + R"(
 _Right = Model
 
@@ -107,7 +108,7 @@ class Model(_Right):
 
     def forward(self, x):
         Model.calls += 1
-        return _Right.forward(self, x) + (Model.calls > 3)
+        return _Right.forward(self, x) + (Model.calls > 6)
 )";
   auto r = time_against(drifting);
   EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;

@@ -10,6 +10,8 @@
 
 #include "util/fs.h"
 #include "verify/probe.h"
+#include "verify/runtime_checks.h"
+#include "verify/shape_plan.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
@@ -27,7 +29,12 @@ std::string_view role_name(Role role) { return role == Role::kReference ? "refer
 struct Failure {
   Verdict verdict;
   std::string reason;
+  std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
+  bool worker_answered = false;       // an error reply, not a dead or silent worker
 };
+
+// Extra trials whose floating inputs are signed standard normal values.
+constexpr int kSignedNormalTrials = 2;
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -83,6 +90,19 @@ class Verification {
   std::expected<void, Failure> start_workers();
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
+  std::expected<void, Failure> check_extra_shapes();
+  std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
+                                                           std::span<const TensorBytes> first);
+  std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
+                                      std::string_view what);
+  std::expected<void, Failure> shape_trial(const std::string& label);
+  std::expected<Message, Failure> candidate_trial(const std::string& inputs,
+                                                  const nlohmann::json& reference_facts,
+                                                  std::string_view what);
+  std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
+                                               std::span<const TensorBytes> reference);
+  Failure runtime_cheat(CheatFinding finding, std::string_view where);
+  Tolerance tolerance_for(const std::string& dtype) const;
 
   // Sends `request` to one side and returns its successful reply; every
   // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
@@ -105,6 +125,9 @@ class Verification {
   std::filesystem::path candidate_copy_;
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
+  nlohmann::json constants_;       // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;  // the problem's CASES
+  int reloads_ = 0;
 };
 
 void Verification::note(const std::string& line) {
@@ -192,6 +215,8 @@ std::expected<void, Failure> Verification::start_workers() {
     return std::unexpected(hello.error());
   auto loaded = receive(Role::kReference, "loading the problem", deadline_);
   if (!loaded) return std::unexpected(loaded.error());
+  constants_ = loaded->header.value("constants", nlohmann::json::object());
+  declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
   note("reference loaded");
   if (auto hello = receive(Role::kCandidate, "startup", deadline_); !hello)
     return std::unexpected(hello.error());
@@ -214,7 +239,11 @@ std::expected<void, Failure> Verification::start_workers() {
 std::expected<Message, Failure> Verification::receive(Role role, std::string_view what, Deadline deadline) {
   auto reply = worker(role).receive(deadline);
   if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
-  if (!reply->header.value("ok", false)) return std::unexpected(reply_failure(role, *reply, what));
+  if (!reply->header.value("ok", false)) {
+    Failure failure = reply_failure(role, *reply, what);
+    failure.worker_answered = true;
+    return std::unexpected(std::move(failure));
+  }
   return std::move(*reply);
 }
 
@@ -271,21 +300,125 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
   }
   if (role == Role::kReference)
     return {Verdict::kReferenceError, fmt::format("reference {}: {}", what, error)};
+  if (kind == "cheat") {
+    std::string rule = reply.header.contains("rule") && reply.header["rule"].is_string()
+                           ? reply.header["rule"].get<std::string>()
+                           : "runtime.escape";
+    return runtime_cheat(CheatFinding{rule, "runtime", error}, what);
+  }
   if (kind == "compile") return {Verdict::kCompileError, "candidate failed to compile: " + error};
   if (kind == "import") return {Verdict::kCompileError, "candidate failed to import: " + error};
   if (kind == "missing") return {Verdict::kRuntimeError, error};
   return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
 }
 
-std::expected<void, Failure> Verification::check_correctness() {
-  const int trials = std::max(3, req_.config.trials);
+namespace {
+
+std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
+                                      const std::vector<std::string>& payloads, std::size_t first_payload) {
+  std::vector<TensorBytes> views;
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    views.push_back(TensorBytes{descriptions[i].value("dtype", ""),
+                                descriptions[i].value("shape", std::vector<std::int64_t>{}),
+                                payloads.at(first_payload + i)});
+  }
+  return views;
+}
+
+}  // namespace
+
+Tolerance Verification::tolerance_for(const std::string& dtype) const {
+  auto configured = req_.config.tolerances.find(dtype);
+  return configured != req_.config.tolerances.end() ? configured->second : default_tolerance(dtype);
+}
+
+Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {
+  std::string reason = fmt::format("{} — {}: {}", finding.rule, where, finding.evidence);
+  note("runtime finding: " + reason);
+  return Failure{Verdict::kFailCheat, std::move(reason), std::move(finding)};
+}
+
+std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<const TensorBytes> candidate,
+                                                           std::span<const TensorBytes> reference) {
   auto& correctness = result_.correctness;
-  for (int trial = 0; trial < trials; ++trial) {
-    std::uint64_t seed = derive_seed(req_.run_seed, 1 + static_cast<std::uint64_t>(trial));
+  if (candidate.size() != reference.size()) {
+    correctness.failed_trial = trial;
+    return std::unexpected(Failure{Verdict::kFailCorrectness,
+                                   fmt::format("trial {}: candidate returned {} outputs, the reference {}",
+                                               trial, candidate.size(), reference.size())});
+  }
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const TensorBytes& b = reference[i];
+    const TensorBytes& a = candidate[i];
+    auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance_for(b.dtype), b));
+    auto raise = [](std::optional<double>& acc, std::optional<double> v) {
+      if (v) acc = std::max(acc.value_or(0), *v);
+    };
+    raise(correctness.max_abs_err, cmp.max_abs_err);
+    raise(correctness.max_rel_err, cmp.max_rel_err);
+    std::string problem = cmp.problem;
+    if (cmp.ok && correctness.degenerate) {
+      // A degenerate reference (constant or ~zero on the given inputs) is
+      // also held to a relative bound over the whole output.
+      auto rel = relative_l2_error(a, b);
+      double bound = tolerance_for(b.dtype).rtol;
+      if (rel && *rel > bound) {
+        cmp.ok = false;
+        problem = fmt::format("relative L2 error {:.3g} exceeds rtol={:g} (degenerate reference: {})", *rel,
+                              bound, *correctness.degenerate);
+      }
+    }
+    if (!cmp.ok) {
+      correctness.failed_trial = trial;
+      correctness.failed_output = static_cast<int>(i);
+      return std::unexpected(
+          Failure{Verdict::kFailCorrectness, fmt::format("trial {} ({} inputs) output {}: {}", trial,
+                                                         correctness.distributions.at(trial), i, problem)});
+    }
+  }
+  return {};
+}
+
+// Runs the candidate on `inputs` and returns its reply after the runtime
+// checks; the reply's payloads are its outputs.
+std::expected<Message, Failure> Verification::candidate_trial(const std::string& inputs,
+                                                              const nlohmann::json& reference_facts,
+                                                              std::string_view what) {
+  Message request;
+  request.header = {{"op", "trial"}, {"trace", req_.op_trace}};
+  request.payloads.push_back(inputs);
+  auto reply = call(Role::kCandidate, request, what);
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->payloads.size() != reply->header.value("outputs", nlohmann::json::array()).size()) {
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
+  }
+  const auto& facts = reply->header.value("runtime", nlohmann::json::object());
+  if (!result_.runtime) {
+    result_.runtime.emplace();
+    result_.runtime->checks = {"input_mutation", "output_alias", "output_type", "output_layout",
+                               "op_trace",       "determinism",  "escape"};
+  }
+  add_op_trace(*result_.runtime, facts);
+  if (auto finding = runtime_finding(facts, reference_facts, req_.config.backend)) {
+    return std::unexpected(runtime_cheat(std::move(*finding), what));
+  }
+  return std::move(*reply);
+}
+
+std::expected<void, Failure> Verification::check_correctness() {
+  const int given_trials = std::max(3, req_.config.trials);
+  auto& correctness = result_.correctness;
+  for (int trial = 0; trial < given_trials + kSignedNormalTrials; ++trial) {
+    bool normal = trial >= given_trials;
+    std::uint64_t seed = derive_seed(req_.run_seed, normal ? 500 + static_cast<std::uint64_t>(trial)
+                                                           : 1 + static_cast<std::uint64_t>(trial));
+    std::string distribution = normal ? "normal" : "given";
     correctness.seeds.push_back(seed);
+    correctness.distributions.push_back(distribution);
     auto what = fmt::format("trial {}", trial);
     Message ref_request;
-    ref_request.header = {{"op", "trial"}, {"seed", seed}};
+    ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", distribution}};
     auto ref = call(Role::kReference, ref_request, what);
     if (!ref) return std::unexpected(ref.error());
     const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
@@ -293,6 +426,7 @@ std::expected<void, Failure> Verification::check_correctness() {
       return std::unexpected(
           Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
     }
+    auto reference = output_views(ref_outputs, ref->payloads, 1);
     if (trial == 0) {
       std::vector<std::string> shapes;
       for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
@@ -301,48 +435,155 @@ std::expected<void, Failure> Verification::check_correctness() {
                              : input.value("repr", ""));
       }
       correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
-    }
-    Message cand_request;
-    cand_request.header = {{"op", "trial"}};
-    cand_request.payloads.push_back(std::move(ref->payloads[0]));
-    auto cand = call(Role::kCandidate, cand_request, what);
-    if (!cand) return std::unexpected(cand.error());
-    const auto& cand_outputs = cand->header.value("outputs", nlohmann::json::array());
-    if (cand->payloads.size() != cand_outputs.size()) {
-      return std::unexpected(
-          Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
-    }
-    ++correctness.trials;
-    if (cand_outputs.size() != ref_outputs.size()) {
-      correctness.failed_trial = trial;
-      return std::unexpected(Failure{Verdict::kFailCorrectness,
-                                     fmt::format("trial {}: candidate returned {} outputs, the reference {}",
-                                                 trial, cand_outputs.size(), ref_outputs.size())});
-    }
-    for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
-      TensorBytes b{ref_outputs[i].value("dtype", ""),
-                    ref_outputs[i].value("shape", std::vector<std::int64_t>{}), ref->payloads[i + 1]};
-      TensorBytes a{cand_outputs[i].value("dtype", ""),
-                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}), cand->payloads[i]};
-      auto configured = req_.config.tolerances.find(b.dtype);
-      Tolerance tolerance =
-          configured != req_.config.tolerances.end() ? configured->second : default_tolerance(b.dtype);
-      auto cmp = compare_tensors(a, b, tolerance);
-      auto raise = [](std::optional<double>& acc, std::optional<double> v) {
-        if (v) acc = std::max(acc.value_or(0), *v);
-      };
-      raise(correctness.max_abs_err, cmp.max_abs_err);
-      raise(correctness.max_rel_err, cmp.max_rel_err);
-      if (!cmp.ok) {
-        correctness.failed_trial = trial;
-        correctness.failed_output = static_cast<int>(i);
-        return std::unexpected(
-            Failure{Verdict::kFailCorrectness, fmt::format("trial {} output {}: {}", trial, i, cmp.problem)});
+      if (auto consistent = check_reference_consistency(ref->payloads[0], reference); !consistent)
+        return consistent;
+      correctness.degenerate = degenerate_kind(reference, req_.config.tolerances);
+      if (correctness.degenerate) {
+        note(fmt::format("degenerate reference: output is {} on the given inputs; a relative bound applies",
+                         *correctness.degenerate));
       }
     }
+    if (normal && !all_finite(reference)) {
+      // Signed inputs may leave the problem's domain (log, sqrt); such a
+      // trial says nothing about the candidate.
+      correctness.skipped.push_back(
+          fmt::format("trial {} ({}): reference output not finite", trial, distribution));
+      note(correctness.skipped.back());
+      continue;
+    }
+    const auto& ref_facts = ref->header.value("runtime", nlohmann::json::object());
+    auto cand = candidate_trial(ref->payloads[0], ref_facts, what);
+    if (!cand) return std::unexpected(cand.error());
+    ++correctness.trials;
+    auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
+    if (auto compared = compare_outputs(trial, candidate, reference); !compared) return compared;
     ++correctness.trials_passed;
+    if (trial != 0) continue;
+    // Determinism: the same inputs again must give the same outputs.
+    auto again = candidate_trial(ref->payloads[0], ref_facts, "trial 0 repeated");
+    if (!again) return std::unexpected(again.error());
+    auto repeated = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
+    for (std::size_t i = 0; i < candidate.size() && i < repeated.size(); ++i) {
+      auto cmp = compare_tensors(repeated[i], candidate[i],
+                                 scaled_tolerance(tolerance_for(reference[i].dtype), reference[i]));
+      if (!cmp.ok) {
+        return std::unexpected(runtime_cheat(
+            CheatFinding{"runtime.nondeterministic", "runtime",
+                         fmt::format("the same inputs twice gave different output {}: {}", i, cmp.problem)},
+            "trial 0 repeated"));
+      }
+    }
+    if (repeated.size() != candidate.size()) {
+      return std::unexpected(
+          runtime_cheat(CheatFinding{"runtime.nondeterministic", "runtime",
+                                     fmt::format("the same inputs twice gave {} then {} outputs",
+                                                 candidate.size(), repeated.size())},
+                        "trial 0 repeated"));
+    }
   }
   return {};
+}
+
+std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
+                                                  std::string_view what) {
+  auto state = req_.scratch_dir / "reference" / fmt::format("state_{}.pt", ++reloads_);
+  Message load;
+  load.header = {{"op", "load"},
+                 {"problem", req_.problem.string()},
+                 {"overrides", overrides},
+                 {"seed", derive_seed(req_.run_seed, 0)},
+                 {"state_out", state.string()}};
+  auto loaded = call(Role::kReference, load, what, false);
+  if (!loaded) return std::unexpected(loaded.error());
+  Message build;
+  build.header = {{"op", "build"}, {"state", state.string()}};
+  auto built = call(Role::kCandidate, build, what, false);
+  if (!built) return std::unexpected(built.error());
+  return {};
+}
+
+// One trial on the problem's own inputs at the shape loaded last.
+std::expected<void, Failure> Verification::shape_trial(const std::string& label) {
+  auto& correctness = result_.correctness;
+  int trial = static_cast<int>(correctness.seeds.size());
+  std::uint64_t seed = derive_seed(req_.run_seed, 700 + static_cast<std::uint64_t>(trial));
+  correctness.seeds.push_back(seed);
+  correctness.distributions.push_back("given");
+  auto what = fmt::format("trial {} ({})", trial, label);
+  Message ref_request;
+  ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", "given"}};
+  auto ref = call(Role::kReference, ref_request, what);
+  if (!ref) return std::unexpected(ref.error());
+  const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
+  if (ref->payloads.size() != ref_outputs.size() + 1) {
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
+  }
+  std::vector<std::string> shapes;
+  for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
+    shapes.push_back(input.value("kind", "") == "tensor"
+                         ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
+                         : input.value("repr", ""));
+  }
+  correctness.shapes.push_back(fmt::format("{} ({})", fmt::join(shapes, ", "), label));
+  auto reference = output_views(ref_outputs, ref->payloads, 1);
+  auto cand = candidate_trial(ref->payloads[0], ref->header.value("runtime", nlohmann::json::object()), what);
+  if (!cand) return std::unexpected(cand.error());
+  ++correctness.trials;
+  auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
+  if (auto compared = compare_outputs(trial, candidate, reference); !compared) {
+    auto failure = compared.error();
+    failure.reason += fmt::format(" [shape {}]", label);
+    return std::unexpected(std::move(failure));
+  }
+  ++correctness.trials_passed;
+  return {};
+}
+
+// The reference run again on the same inputs must match itself (the lint
+// check `not_self_consistent`): otherwise no candidate can pass, and the
+// case is the problem's fault.
+std::expected<void, Failure> Verification::check_reference_consistency(const std::string& inputs,
+                                                                       std::span<const TensorBytes> first) {
+  Message request;
+  request.header = {{"op", "trial"}};
+  request.payloads.push_back(inputs);
+  auto again = call(Role::kReference, request, "re-running the reference on trial 0's inputs");
+  if (!again) return std::unexpected(again.error());
+  auto second = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
+  for (std::size_t i = 0; i < first.size() && i < second.size(); ++i) {
+    auto cmp = compare_tensors(second[i], first[i], tolerance_for(first[i].dtype));
+    if (!cmp.ok) {
+      return std::unexpected(Failure{
+          Verdict::kReferenceError,
+          fmt::format("the reference does not match itself on the same inputs (training-mode dropout or "
+                      "unseeded randomness?): output {}: {}",
+                      i, cmp.problem)});
+    }
+  }
+  return {};
+}
+
+std::expected<void, Failure> Verification::check_extra_shapes() {
+  auto shapes = extra_shapes(constants_, declared_cases_, req_.overrides, derive_seed(req_.run_seed, 3000));
+  if (shapes.empty()) return {};
+  for (const ShapeSet& shape : shapes) {
+    std::string label = fmt::format("{}: {}", shape.origin, overrides_string(shape.overrides));
+    note("shape " + label);
+    auto loaded = reload(shape.overrides, "loading shape " + label);
+    if (!loaded) {
+      // A derived shape the reference itself cannot run (sizes that must
+      // divide each other) says nothing about the candidate.
+      if (loaded.error().verdict != Verdict::kReferenceError || !loaded.error().worker_answered)
+        return loaded;
+      result_.correctness.skipped.push_back(fmt::format("shape {}: {}", label, loaded.error().reason));
+      note(result_.correctness.skipped.back());
+      continue;
+    }
+    if (auto tried = shape_trial(label); !tried) return tried;
+  }
+  // Timing runs at the default shape.
+  return reload(req_.overrides, "reloading the default shape");
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
@@ -398,6 +639,7 @@ CaseResult Verification::run() {
   }
   if (outcome) outcome = start_workers();
   if (outcome) outcome = check_correctness();
+  if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
   if (outcome && req_.config.mode == "performance") outcome = measure_performance();
   if (outcome) {
     result_.verdict = Verdict::kPass;
@@ -411,6 +653,7 @@ CaseResult Verification::run() {
   } else {
     result_.verdict = outcome.error().verdict;
     result_.reason = outcome.error().reason;
+    if (outcome.error().cheat) result_.cheat = outcome.error().cheat;
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
   for (auto* side : {&reference_, &candidate_}) {

@@ -29,6 +29,10 @@ struct VerifyRequest {
   // form: only tests of the worker pipeline, whose candidates have no
   // kernel on purpose, turn it off.
   bool static_checks = true;
+  // The runtime op trace (verify/runtime_checks.h). Not part of the JSON
+  // form: only tests of the worker pipeline, whose candidates compute with
+  // torch ops on purpose, turn it off; the other runtime checks stay on.
+  bool op_trace = true;
   // Timing-fidelity checks (`kgym verify --candidate-is-reference`): the
   // candidate file is a problem file whose Model runs in the candidate's
   // place in a second reference-role worker (A/A when it is the problem

@@ -32,7 +32,7 @@ class Model(nn.Module):
         return self.linear(x) * self.scale
 
 batch_size = 64
-features = 8
+features = 7  # below kMinSizeConstant: the candidate hard-codes it
 
 def get_inputs():
     return [torch.randn(batch_size, features)]
@@ -43,14 +43,14 @@ def get_init_inputs():
 
 // A candidate whose forward body is `body` (x is the input).
 std::string candidate_with(const std::string& body) {
-  return R"(import os, signal, time
+  return R"(import ctypes, os, signal, sys, time
 import torch
 import torch.nn as nn
 
 class ModelNew(nn.Module):
     def __init__(self, scale):
         super().__init__()
-        self.linear = nn.Linear(8, 4)
+        self.linear = nn.Linear(7, 4)
         self.scale = scale
 
     def forward(self, x):
@@ -92,6 +92,7 @@ class VerifierTest : public ::testing::Test {
     req.device = "all";
     req.run_seed = 42;
     req.static_checks = false;  // these candidates test the workers and have no kernel on purpose
+    req.op_trace = op_trace_;
     return verify_candidate(req);
   }
 
@@ -103,6 +104,7 @@ class VerifierTest : public ::testing::Test {
 
   static std::string* python_;
   fs::path dir_;
+  bool op_trace_ = false;
 };
 
 std::string* VerifierTest::python_ = nullptr;
@@ -112,11 +114,20 @@ TEST_F(VerifierTest, HonestCandidatePasses) {
       candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
                      "* self.scale"));
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
-  EXPECT_EQ(r.correctness.trials, 3);
-  EXPECT_EQ(r.correctness.trials_passed, 3);
-  EXPECT_EQ(r.correctness.seeds.size(), 3u);
-  ASSERT_EQ(r.correctness.shapes.size(), 1u);
-  EXPECT_EQ(r.correctness.shapes[0], "[16, 8]");  // the override reached get_inputs
+  // Three trials on get_inputs(), two with signed normal inputs, one at
+  // the held-out shape.
+  EXPECT_EQ(r.correctness.trials, 6);
+  EXPECT_EQ(r.correctness.trials_passed, 6);
+  EXPECT_EQ(r.correctness.seeds.size(), 6u);
+  EXPECT_EQ(r.correctness.distributions,
+            (std::vector<std::string>{"given", "given", "given", "normal", "normal", "given"}));
+  EXPECT_FALSE(r.correctness.degenerate);
+  ASSERT_TRUE(r.runtime);
+  EXPECT_FALSE(r.runtime->available);  // op trace off in this fixture
+  ASSERT_EQ(r.correctness.shapes.size(), 2u);
+  EXPECT_EQ(r.correctness.shapes[0], "[16, 7]");  // the override reached get_inputs
+  EXPECT_TRUE(r.correctness.shapes[1].find("(held_out: batch_size=") != std::string::npos)
+      << r.correctness.shapes[1];
   EXPECT_TRUE(r.timings.verify_s);
   EXPECT_TRUE(r.timings.compile_s);
   EXPECT_FALSE(r.performance);
@@ -165,9 +176,75 @@ TEST_F(VerifierTest, SyntaxErrorIsCompileError) {
 }
 
 TEST_F(VerifierTest, SegfaultIsCrash) {
-  auto r = verify(candidate_with("        os.kill(os.getpid(), signal.SIGSEGV)"));
+  auto r = verify(candidate_with("        ctypes.string_at(0)"));
   EXPECT_EQ(r.verdict, Verdict::kCrash) << r.reason;
   EXPECT_NE(r.reason.find("SIGSEGV"), std::string::npos) << r.reason;
+}
+
+// The runtime layer (docs/anti-cheat.md): each finding is fail_cheat with
+// a runtime rule and evidence.
+void expect_runtime_cheat(const CaseResult& r, const std::string& rule, const std::string& evidence) {
+  EXPECT_EQ(r.verdict, Verdict::kFailCheat) << r.reason;
+  ASSERT_TRUE(r.cheat) << r.reason;
+  EXPECT_EQ(r.cheat->rule, rule) << r.reason;
+  EXPECT_EQ(r.cheat->layer, "runtime");
+  EXPECT_NE(r.cheat->evidence.find(evidence), std::string::npos) << r.cheat->evidence;
+  EXPECT_TRUE(r.reason.starts_with(rule + " — ")) << r.reason;
+}
+
+TEST_F(VerifierTest, RuntimeChecksCatchMutationAliasAndNondeterminism) {
+  expect_runtime_cheat(verify(candidate_with("        y = self.linear(x) * self.scale\n"
+                                             "        x.zero_()\n"
+                                             "        return y")),
+                       "runtime.input_mutation", "forward changed input 0 (float32[16, 7])");
+  expect_runtime_cheat(verify(candidate_with("        return x")), "runtime.output_alias",
+                       "output 0 shares memory with input 0");
+  expect_runtime_cheat(
+      verify(candidate_with("        return (self.linear(x) * self.scale)[:1].expand(16, 4)")),
+      "runtime.output_layout", "stride 0 in dim 0");
+  expect_runtime_cheat(verify(candidate_with("        return type('Lazy', (), {})()")), "runtime.output_type",
+                       "output 0 is a kgym_candidate.Lazy, not a torch.Tensor");
+  expect_runtime_cheat(
+      verify(candidate_with("        self.calls = getattr(self, 'calls', 0) + 1\n"
+                            "        return self.linear(x) * self.scale * (1 + (self.calls == 2))")),
+      "runtime.nondeterministic", "the same inputs twice gave different output 0");
+}
+
+TEST_F(VerifierTest, EscapeAttemptsAreCheats) {
+  expect_runtime_cheat(verify(candidate_with("        os.kill(os.getppid(), signal.SIGTERM)")),
+                       "runtime.signal", "signals its parent during forward");
+  expect_runtime_cheat(verify(candidate_with("        sys.exit(3)")), "runtime.process_exit",
+                       "SystemExit(3)");
+  expect_runtime_cheat(verify(candidate_with("        os._exit(0)")), "runtime.process_exit", "os._exit(0)");
+  expect_runtime_cheat(verify(candidate_with("        try:\n"
+                                             "            open('/tmp/kgym-escape-test', 'w')\n"
+                                             "        except Exception:\n"
+                                             "            pass\n"
+                                             "        return self.linear(x) * self.scale")),
+                       "runtime.write_outside", "open(/tmp/kgym-escape-test, w)");
+  EXPECT_FALSE(fs::exists("/tmp/kgym-escape-test"));
+  expect_runtime_cheat(verify(candidate_with("        os.fork()")), "runtime.fork", "os.fork()");
+}
+
+TEST_F(VerifierTest, HardCodedShapeFailsAtTheHeldOutShape) {
+  auto r =
+      verify(candidate_with("        if x.shape[0] != 16:\n"
+                            "            return torch.zeros(x.shape[0], 4)\n"
+                            "        return self.linear(x) * self.scale"));
+  EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;
+  EXPECT_NE(r.reason.find("[shape held_out: batch_size="), std::string::npos) << r.reason;
+  EXPECT_EQ(r.correctness.failed_trial, 5);
+}
+
+TEST_F(VerifierTest, OpTraceCatchesLibraryCompute) {
+  op_trace_ = true;
+  auto r = verify(
+      candidate_with("        return torch.nn.functional.linear(x, self.linear.weight, self.linear.bias) "
+                     "* self.scale"));
+  expect_runtime_cheat(r, "runtime.op_trace", "aten.");
+  ASSERT_TRUE(r.runtime);
+  EXPECT_TRUE(r.runtime->available);
+  EXPECT_FALSE(r.runtime->ops.empty());
 }
 
 TEST_F(VerifierTest, HangingForwardTimesOut) {
@@ -187,7 +264,7 @@ TEST_F(VerifierTest, ProbeReportsShapesAfterOverrides) {
   auto probe = read_probe(dir_ / "probe.json");
   ASSERT_TRUE(probe) << probe.error() << run->output;
   ASSERT_EQ(probe->inputs.size(), 1u);
-  EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 8}));
+  EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 7}));
   EXPECT_EQ(probe->outputs[0].dtype, "float32");
   EXPECT_EQ(probe->constants.at("batch_size"), 5);
   EXPECT_EQ(probe->parameters.size(), 2u);

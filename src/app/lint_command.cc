@@ -1,0 +1,121 @@
+// `kgym lint`: probes each selected problem with its reference alone and
+// reports what makes it exploitable or unusable (verify/lint.h), one line
+// per finding with evidence, plus its time and memory at the configured
+// sizes. Exit 0 when no problem has a finding, 1 when some has, 2 on bad
+// usage.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "app/command.h"
+#include "core/case_set.h"
+#include "core/config.h"
+#include "util/temp_dir.h"
+#include "verify/lint.h"
+#include "verify/probe.h"
+#include "verify/python_env.h"
+
+namespace kgym::app {
+namespace {
+
+struct LintOptions {
+  std::string config_file;
+  std::vector<std::string> sets;
+  std::vector<std::string> overrides;
+  std::string bench_dir;
+  std::string level = "level1";
+  std::string selector;
+  unsigned long long seed = 0;
+};
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "kgym lint: {}\n", message);
+  return kExitUsage;
+}
+
+int run_lint(const LintOptions& options, bool from_flags) {
+  ConfigSource source;
+  if (!options.config_file.empty()) source.file = options.config_file;
+  source.sets = options.sets;
+  source.overrides = options.overrides;
+  auto config = load_config(source);
+  if (!config) return usage_error(config.error().message);
+  std::filesystem::path bench_dir = from_flags ? std::filesystem::path(options.bench_dir) : config->bench_dir;
+  std::string level = from_flags ? options.level : config->level;
+  std::string selector = options.selector.empty() && !from_flags ? config->cases : options.selector;
+  auto cases = select_cases(bench_dir, level, selector);
+  if (!cases) return usage_error(cases.error().message);
+  auto python = verify::resolve_python(config->verifier.python);
+  if (!python) return usage_error(python.error());
+  util::TempDir scratch("kgym-lint");
+  if (scratch.path().empty()) return usage_error("cannot create a temporary directory");
+  auto worker = scratch.path() / "kgym_worker.py";
+  if (auto written = verify::write_worker_script(worker); !written) return usage_error(written.error());
+
+  auto tolerance = config->verifier.tolerances.contains("float32") ? config->verifier.tolerances.at("float32")
+                                                                   : default_tolerance("float32");
+  int with_findings = 0;
+  for (const Case& c : *cases) {
+    verify::LintRequest req{.python = python->python,
+                            .problem = c.file,
+                            .worker_script = worker,
+                            .out_json = scratch.path() / "lint.json",
+                            .overrides = config->overrides,
+                            .tolerance = tolerance,
+                            .seed = options.seed,
+                            .threads = config->verifier.threads > 0 ? config->verifier.threads : 1};
+    auto report = verify::lint_problem(req);
+    if (!report) {
+      ++with_findings;
+      fmt::print("{}: lint_failed — {}\n", c.id(), report.error());
+      continue;
+    }
+    for (const auto& f : report->findings) fmt::print("{}: {} — {}\n", c.id(), f.kind, f.evidence);
+    if (!report->findings.empty()) ++with_findings;
+    std::string cost;
+    if (report->forward_ms && report->peak_rss_mb) {
+      cost = fmt::format(" (forward {:.2f} ms, peak memory {:.0f} MB)", *report->forward_ms,
+                         *report->peak_rss_mb);
+    }
+    fmt::print("{}: {}{}\n", c.id(),
+               report->findings.empty() ? "ok" : fmt::format("{} finding(s)", report->findings.size()), cost);
+    std::fflush(stdout);
+  }
+  fmt::print("{} of {} problems have findings\n", with_findings, cases->size());
+  return with_findings == 0 ? kExitOk : kExitNotAllPassed;
+}
+
+}  // namespace
+
+Command add_lint_command(CLI::App& root) {
+  auto options = std::make_shared<LintOptions>();
+  CLI::App* app = root.add_subcommand(
+      "lint",
+      "Probe problems with the reference alone and report constant or input-independent outputs,\n"
+      "references that are the identity on their inputs, that do not match themselves or that fail,\n"
+      "with forward time and memory. Exit 1 when some problem has a finding.");
+  app->add_option("SELECTOR", options->selector,
+                  "cases to lint (docs/cases.md); default: the config's cases");
+  CLI::Option* config =
+      app->add_option("--config", options->config_file,
+                      "YAML config: bench_dir, level, cases, problem.overrides, verifier.*");
+  CLI::Option* set = app->add_option("--set", options->sets, "override a config key, KEY=VALUE (repeatable)")
+                         ->expected(1)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  CLI::Option* bench_dir = app->add_option("--bench-dir", options->bench_dir,
+                                           "dataset directory (holds level1/, ...) instead of the config's");
+  app->add_option("--level", options->level, "default level for bare ids")
+      ->capture_default_str()
+      ->needs(bench_dir);
+  app->add_option("--seed", options->seed, "seed of the probe inputs")->capture_default_str();
+  bench_dir->excludes(config)->excludes(set);
+  return Command{app, [options, bench_dir] { return run_lint(*options, bench_dir->count() > 0); }};
+}
+
+}  // namespace kgym::app
