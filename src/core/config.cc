@@ -30,8 +30,9 @@ using config_detail::Mapping;
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"bench_dir", "level", "cases",    "devices", "concurrency",
-                                         "output",    "agent", "verifier", "problem", "monitor"};
+constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",  "devices",
+                                         "concurrency", "output",  "agent",  "verifier",
+                                         "problem",     "monitor", "sandbox"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
@@ -173,6 +174,7 @@ Config read_config(ConfigReader& reader) {
   else
     config_detail::read_agent(reader, top.missing("agent"), config.agent);
   if (auto entry = top.get("problem")) read_problem(reader, *entry, config);
+  if (auto entry = top.get("sandbox")) config_detail::read_sandbox(reader, *entry, config.sandbox);
   if (auto entry = top.get("monitor")) read_monitor(reader, *entry, config);
   return config;
 }

@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kAgentKeys[] = {"kind",    "argv",      "env",   "timeout_sec",
-                                           "workdir", "artifacts", "model", "dir"};
+constexpr std::string_view kAgentKeys[] = {"kind",      "argv",  "env", "timeout_sec", "workdir",
+                                           "artifacts", "model", "dir", "network"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay"};
 constexpr std::string_view kPlaceholders[] = {"workspace", "prompt_file", "spec_file",
                                               "case_id",   "model",       "device"};
@@ -182,6 +182,9 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
         agent.workdir = *workdir;
       }
     }
+  }
+  if (auto entry = agent_map.get("network")) {
+    if (auto network = reader.boolean(*entry)) agent.network = *network;
   }
   if (auto entry = agent_map.get("env")) read_env(reader, *entry, agent);
   if (auto entry = agent_map.get("artifacts")) read_artifacts(reader, *entry, agent);

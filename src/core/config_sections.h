@@ -15,6 +15,9 @@ namespace kgym::config_detail {
 // `agent:`; needs nothing else of the config.
 void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent);
 
+// `sandbox:`.
+void read_sandbox(ConfigReader& reader, const Entry& at, SandboxConfig& sandbox);
+
 // `verifier:`, with tolerances merged over default_tolerance().
 void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifier);
 

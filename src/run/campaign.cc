@@ -18,6 +18,7 @@
 #include "util/file_lock.h"
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
+#include "util/sandbox.h"
 #include "verify/probe.h"
 #include "verify/python_env.h"
 
@@ -119,6 +120,30 @@ report::RunInfo run_info(const Config& config, const RunRecord& record, const st
   return info;
 }
 
+// What the agent must not see: the dataset (with any stored solutions), the
+// runs (its own case dir holds the verifier's files), the replay solutions
+// and the kgym tree and binary (the harness and its tests).
+std::vector<std::filesystem::path> hidden_from_agent(const Config& config, const CampaignOptions& options) {
+  std::vector<std::filesystem::path> hidden{config.bench_dir, config.output_root};
+  if (!config.agent.replay_dir.empty()) hidden.push_back(config.agent.replay_dir);
+  hidden.push_back(bundled_default_config().parent_path().parent_path());
+  if (!options.kgym_argv0.empty()) {
+    std::error_code ec;
+    auto binary = std::filesystem::canonical(options.kgym_argv0.front(), ec);
+    if (!ec) hidden.push_back(binary.parent_path());
+  }
+  return hidden;
+}
+
+std::string limits_line(const SandboxConfig& s) {
+  auto value = [](long long v, std::string_view unit) {
+    return v > 0 ? fmt::format("{}{}", v, unit) : std::string("unlimited");
+  };
+  return fmt::format("; candidate limits: address space {}, CPU {}, file size {}, processes {}",
+                     value(s.address_space_mb, " MB"), value(s.cpu_sec, " s"), value(s.file_size_mb, " MB"),
+                     value(s.processes, ""));
+}
+
 }  // namespace
 
 std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir) {
@@ -150,6 +175,11 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.error(fmt::format("kgym: {}", python.error()));
     return CampaignStatus::kUsageError;
   }
+  auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
+  if (!sandbox) {
+    printer.error(fmt::format("kgym: {}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
+    return CampaignStatus::kUsageError;
+  }
   if (auto ok = util::make_dirs(config.output_root); !ok) {
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;
@@ -178,7 +208,9 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
-  printer.line("  isolation: none (agent and candidate run as this user, in their own process groups)");
+  printer.line(fmt::format("  isolation: agent {}; candidate {}, no network{}",
+                           util::describe_sandbox(*sandbox, config.agent.network),
+                           util::describe_sandbox(*sandbox, false), limits_line(config.sandbox)));
 
   util::SteadyClock clock;
   util::PosixProcessRunner runner(clock);
@@ -194,6 +226,9 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.python = python->python;
   sched.run_seed = record->seed;
   sched.interrupt_fd = options.interrupt_fd;
+  sched.sandbox_mode = *sandbox;
+  sched.candidate_hidden = {config.bench_dir, config.output_root, record->dir};
+  sched.agent_hidden = hidden_from_agent(config, options);
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
 

@@ -205,11 +205,41 @@ void Scheduler::launch_generation(std::size_t i) {
     return fail(i, Verdict::kGenerationFailed, launch.error().reason);
   }
   if (!launch->process) return generation_done(i, std::nullopt);
-  if (!launch_child(i, Child::kAgent, *launch->process, launch->timeout)) {
+  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work), launch->timeout)) {
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
     fail(i, Verdict::kGenerationFailed,
          fmt::format("cannot start agent '{}'", launch->process->argv.front()));
   }
+}
+
+util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
+                                             const std::filesystem::path& workspace) const {
+  util::SandboxPolicy policy;
+  policy.mode = options_.sandbox_mode;
+  policy.network = config_.agent.network;
+  policy.limits.no_core_dumps = policy.mode != util::SandboxMode::kNone;
+  if (policy.mode == util::SandboxMode::kBwrap) {
+    std::error_code ec;
+    for (const auto& dir : options_.agent_hidden) {
+      if (std::filesystem::is_directory(dir, ec)) policy.hidden.push_back(dir);
+    }
+    // The agent program itself stays visible when it lives in a hidden tree.
+    if (!spec.argv.empty() && std::filesystem::path(spec.argv.front()).is_absolute())
+      policy.read_only.push_back(spec.argv.front());
+    for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
+    policy.writable.emplace_back(workspace, std::filesystem::path());
+    if (!spec.cwd.empty() && spec.cwd != workspace)
+      policy.writable.emplace_back(spec.cwd, std::filesystem::path());
+    for (const auto& path : config_.sandbox.agent_writable) {
+      if (std::filesystem::exists(path, ec)) policy.writable.emplace_back(path, std::filesystem::path());
+    }
+    policy.cwd = spec.cwd;
+  }
+  util::ProcessSpec boxed = spec;
+  boxed.argv = util::sandboxed_argv(policy, spec.argv);
+  // /tmp is private to the sandbox; a TMPDIR of the host would not exist there.
+  if (policy.mode == util::SandboxMode::kBwrap && !boxed.env.contains("TMPDIR")) boxed.env["TMPDIR"] = "/tmp";
+  return boxed;
 }
 
 void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) {
@@ -268,6 +298,9 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.overrides = config_.overrides;
   req.device = devices_.name(device);
   req.run_seed = options_.run_seed;
+  req.sandbox = config_.sandbox;
+  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
+  req.sandbox_hidden = options_.candidate_hidden;
   if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n");
       !ok) {
     return fail(i, Verdict::kHarnessError, ok.error());

@@ -18,6 +18,7 @@
 #include "run/printer.h"
 #include "run/state_store.h"
 #include "util/process_runner.h"
+#include "util/sandbox.h"
 
 namespace kgym::run {
 
@@ -29,6 +30,11 @@ struct SchedulerOptions {
   std::uint64_t run_seed = 0;
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
+  // OS confinement (util/sandbox.h), resolved once for the run; the agent's
+  // and the candidate's hidden directories (dataset, runs, the kgym tree).
+  util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
+  std::vector<std::filesystem::path> agent_hidden;
+  std::vector<std::filesystem::path> candidate_hidden;
 };
 
 struct RunOutcome {
@@ -54,6 +60,8 @@ class Scheduler {
 
   void start_case(std::size_t i);
   void launch_generation(std::size_t i);
+  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec,
+                                    const std::filesystem::path& workspace) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
   void launch_verification(std::size_t i, std::size_t device);
   void on_exit(std::size_t i, const util::ProcessExit& exit);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "verify/candidate_sandbox.h"
 #include "verify/probe.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
@@ -105,6 +106,7 @@ class Verification {
   std::filesystem::path candidate_copy_;
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
+  bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
 };
 
 void Verification::note(const std::string& line) {
@@ -138,17 +140,50 @@ std::expected<void, Failure> Verification::prepare() {
 std::expected<void, Failure> Verification::start_workers() {
   int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
   std::string thread_count = std::to_string(threads);
-  auto env = environment_with({"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
-                               "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
-                               "PYTHONUNBUFFERED=1"});
+  std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
+                                         "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
+                                         "PYTHONUNBUFFERED=1"};
+  auto env = environment_with(env_overrides);
+  // The reference is trusted (the dataset's own code); the candidate is boxed.
+  CandidateBox box;
+  if (!req_.candidate_is_reference) {
+    auto made =
+        make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
+    if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+    box = std::move(*made);
+    candidate_boxed_ = box.policy.mode != util::SandboxMode::kNone;
+    note(box.description);
+  }
+  auto inside = [&](const std::filesystem::path& host) { return box.inside(host, req_.scratch_dir); };
   auto spec_for = [&](Role role) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
+    bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
+    std::vector<std::string> argv{
+        req_.python,
+        (boxed ? inside(worker_script_) : worker_script_).string(),
+        "serve",
+        "--role",
+        std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)),
+        "--backend",
+        req_.config.backend,
+        "--threads",
+        thread_count,
+        "--cores",
+        req_.device,
+        "--scratch",
+        (boxed ? inside(dir) : dir).string(),
+        "--compile-cache",
+        req_.config.compile_cache ? "on" : "off"};
+    std::vector<std::string> worker_env = env;
+    if (boxed) {
+      std::vector<std::string> boxed_env = env_overrides;
+      boxed_env.insert(boxed_env.end(), box.env.begin(), box.env.end());
+      worker_env = environment_with(boxed_env);
+      argv = util::sandboxed_argv(box.policy, argv);
+    }
     return WorkerSpec{
-        .argv = {req_.python, worker_script_.string(), "serve", "--role",
-                 std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)), "--backend",
-                 req_.config.backend, "--threads", thread_count, "--cores", req_.device, "--scratch",
-                 dir.string(), "--compile-cache", req_.config.compile_cache ? "on" : "off"},
-        .env = env,
+        .argv = argv,
+        .env = worker_env,
         .cwd = dir,
         .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
     };
@@ -169,7 +204,7 @@ std::expected<void, Failure> Verification::start_workers() {
                  {"seed", derive_seed(req_.run_seed, 0)},
                  {"state_out", state.string()}};
   Message import;
-  import.header = {{"op", "import"}, { "candidate", candidate_copy_.string() }};
+  import.header = {{"op", "import"}, { "candidate", inside(candidate_copy_).string() }};
   if (req_.candidate_is_reference) {
     import.header = {{"op", "load"},
                      {"problem", candidate_copy_.string()},
@@ -199,7 +234,7 @@ std::expected<void, Failure> Verification::start_workers() {
 
   if (req_.candidate_is_reference) return {};  // built by its own load
   Message build;
-  build.header = {{"op", "build"}, {"state", state.string()}};
+  build.header = {{"op", "build"}, {"state", inside(state).string()}};
   auto built = call(Role::kCandidate, build, "building ModelNew", false);
   if (!built) return std::unexpected(built.error());
   note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
@@ -239,11 +274,18 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       return {role == Role::kCandidate ? Verdict::kTimeout : Verdict::kReferenceError, reason};
     }
     case ChannelError::Kind::kExited: {
-      std::string how = error.exit ? error.exit->describe() : "unknown status";
+      // bwrap and unshare report a child killed by signal N as exit 128+N.
+      std::optional<ChildExit> exit = error.exit;
+      if (role == Role::kCandidate && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
+          exit->code < 128 + 65) {
+        exit->signaled = true;
+        exit->code -= 128;
+      }
+      std::string how = exit ? exit->describe() : "unknown status";
       if (role == Role::kReference) {
         return {Verdict::kReferenceError, fmt::format("reference worker ended ({}) while {}", how, what)};
       }
-      if (error.exit && error.exit->signaled) {
+      if (exit && exit->signaled) {
         return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
       }
       return {Verdict::kRuntimeError, fmt::format("candidate worker exited ({}) while {}", how, what)};
