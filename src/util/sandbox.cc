@@ -131,7 +131,10 @@ std::vector<std::string> sandboxed_argv(const SandboxPolicy& policy, const std::
   out.insert(out.end(), inner.begin(), inner.end());
   if (policy.run_as && ::geteuid() == 0) {
     add(out, {"setpriv", fmt::format("--reuid={}", *policy.run_as), fmt::format("--regid={}", *policy.run_as),
-              "--clear-groups", "--"});
+              "--clear-groups",
+              // Changing the uid clears the parent-death signal (bwrap's
+              // --die-with-parent); setpriv sets it again after the change.
+              "--pdeathsig", "KILL", "--"});
   }
   out.insert(out.end(), argv.begin(), argv.end());
   return out;

@@ -62,7 +62,8 @@ struct SpawnObjects {
 // Whether execvp would find `program` (a path, or a name on PATH).
 bool executable_exists(const std::string& program, const std::filesystem::path& cwd) {
   if (program.find('/') != std::string::npos) {
-    std::filesystem::path at = program.front() == '/' || cwd.empty() ? std::filesystem::path(program) : cwd / program;
+    std::filesystem::path at =
+        program.front() == '/' || cwd.empty() ? std::filesystem::path(program) : cwd / program;
     return ::access(at.c_str(), X_OK) == 0;
   }
   const char* path = std::getenv("PATH");
