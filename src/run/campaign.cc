@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "core/case_set.h"
+#include "core/config_record.h"
 #include "report/load_results.h"
 #include "report/summary.h"
 #include "run/machine_info.h"
@@ -63,6 +64,16 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
     if (previous.is_discarded())
       return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
     record.seed = previous.value("run_seed", std::uint64_t{0});
+    if (previous.contains("config")) {
+      auto differences = config_differences(previous["config"], config_record(config));
+      if (!differences.empty() && !options.force) {
+        return std::unexpected(fmt::format(
+            "the configuration differs from the one recorded in {}/run.json:\n  {}\nresume with the "
+            "recorded configuration (drop the --set/--config that changed it), or add --force to resume "
+            "with this one (unfinished cases are then regenerated)",
+            record.dir.string(), fmt::join(differences, "\n  ")));
+      }
+    }
   } else {
     record.dir = config.output_root / config.run_name.value_or(timestamp_name());
     if (std::filesystem::exists(record.dir / "run.json")) {
@@ -87,6 +98,8 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   run["sets"] = options.source.sets;
   run["overrides"] = options.source.overrides;
   run["run_seed"] = record.seed;
+  run["config"] = config_record(config);
+  if (options.force) run["forced_at"] = record.started_at;
   run["backend"] = config.verifier.backend;
   run["mode"] = config.verifier.mode;
   run["python"] = python;
@@ -227,6 +240,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.run_seed = record->seed;
   sched.interrupt_fd = options.interrupt_fd;
   sched.sandbox_mode = *sandbox;
+  sched.regenerate = options.force;
   sched.candidate_hidden = {config.bench_dir, config.output_root, record->dir};
   sched.agent_hidden = hidden_from_agent(config, options);
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);

@@ -129,7 +129,13 @@ void Scheduler::start_case(std::size_t i) {
   run.started = clock_.now();
   store_.case_state(i).attempt = 1;  // workflows with re-prompted stages count up from here
   // A resumed case whose candidate was generated but not verified goes
-  // straight to verification.
+  // straight to verification, unless regeneration was asked for.
+  if (options_.regenerate) {
+    std::error_code ec;
+    std::filesystem::remove(run.dir / "generation.json", ec);
+    std::filesystem::remove_all(run.dir / "candidate", ec);
+    std::filesystem::remove_all(run.work, ec);
+  }
   if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
     nlohmann::json g = nlohmann::json::parse(*gen, nullptr, false);
     std::filesystem::path cand =

@@ -30,6 +30,9 @@ struct SchedulerOptions {
   std::uint64_t run_seed = 0;
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
+  // Unfinished cases start from scratch even when a generated candidate
+  // waits for verification (`kgym run --resume --force`).
+  bool regenerate = false;
   // OS confinement (util/sandbox.h), resolved once for the run; the agent's
   // and the candidate's hidden directories (dataset, runs, the kgym tree).
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
