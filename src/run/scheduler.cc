@@ -185,7 +185,7 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
   std::string prompt = render_prompt(run.c, config_);
   for (const auto& dir : {run.dir, run.work}) {
     for (auto [name, text] : {std::pair{"SPEC.md", &spec}, std::pair{"prompt.md", &prompt}}) {
-      if (auto ok = util::write_file_atomic(dir / name, *text); !ok)
+      if (auto ok = util::write_file_atomic(dir / name, *text, util::Durability::kRenameOnly); !ok)
         return fail(i, Verdict::kHarnessError, ok.error());
     }
   }
@@ -307,7 +307,8 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;
-  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n");
+  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",
+                                        util::Durability::kRenameOnly);
       !ok) {
     return fail(i, Verdict::kHarnessError, ok.error());
   }
@@ -396,6 +397,7 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   s.finished_at = util::unix_now();
   store_.event("finished", s.id, {{"verdict", *s.verdict}, {"reason", s.reason}});
   set_phase(i, "done");
+  store_.flush(clock_.now());  // the result is on disk: its event must be too
   printer_.case_finished(done_, runs_.size(), result);
 }
 
@@ -472,7 +474,10 @@ RunOutcome Scheduler::run() {
     bool unfinished = std::any_of(runs_.begin(), runs_.end(),
                                   [](const CaseRun& r) { return r.stage != CaseRun::Stage::kDone; });
     if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;
-    for (const auto& finished : runner_.wait(next_deadline(), options_.interrupt_fd)) {
+    store_.flush(clock_.now());  // one group commit per turn, before waiting
+    util::SteadyTime deadline = next_deadline();
+    if (store_.state_pending()) deadline = std::min(deadline, clock_.now() + StateStore::kStateInterval);
+    for (const auto& finished : runner_.wait(deadline, options_.interrupt_fd)) {
       on_exit(static_cast<std::size_t>(finished.id), finished.exit);
     }
     enforce_deadlines();
@@ -494,6 +499,7 @@ RunOutcome Scheduler::run() {
   store_.state().status = outcome.interrupted ? "interrupted" : "finished";
   store_.event("run_finished", "", {{"status", store_.state().status}});
   store_.save();
+  store_.flush(clock_.now(), /*force=*/true);
   return outcome;
 }
 
