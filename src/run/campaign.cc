@@ -221,7 +221,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
-  printer.line(fmt::format("  isolation: agent {}; candidate {}, no network{}",
+  printer.line(fmt::format("  isolation: agent {}; candidate {}{}",
                            util::describe_sandbox(*sandbox, config.agent.network),
                            util::describe_sandbox(*sandbox, false), limits_line(config.sandbox)));
 

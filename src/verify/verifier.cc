@@ -95,6 +95,8 @@ class Verification {
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
   WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
   void note(const std::string& line);
+  // Records the cores a worker runs on (its affinity after pinning to the leased device).
+  void note_cores(Role role, const Message& hello);
   void finish_logs();
 
   const VerifyRequest& req_;
@@ -111,6 +113,12 @@ class Verification {
 
 void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
+}
+
+void Verification::note_cores(Role role, const Message& hello) {
+  auto cores = hello.header.find("cores");
+  if (cores == hello.header.end() || !cores->is_array()) return;
+  note(fmt::format("{} worker pinned to cores {} (device {})", role_name(role), cores->dump(), req_.device));
 }
 
 std::expected<void, Failure> Verification::prepare() {
@@ -219,13 +227,15 @@ std::expected<void, Failure> Verification::start_workers() {
     return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
   if (auto sent = candidate_->send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
-  if (auto hello = receive(Role::kReference, "startup", deadline_); !hello)
-    return std::unexpected(hello.error());
+  auto hello_ref = receive(Role::kReference, "startup", deadline_);
+  if (!hello_ref) return std::unexpected(hello_ref.error());
+  note_cores(Role::kReference, *hello_ref);
   auto loaded = receive(Role::kReference, "loading the problem", deadline_);
   if (!loaded) return std::unexpected(loaded.error());
   note("reference loaded");
-  if (auto hello = receive(Role::kCandidate, "startup", deadline_); !hello)
-    return std::unexpected(hello.error());
+  auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
+  if (!hello_cand) return std::unexpected(hello_cand.error());
+  note_cores(Role::kCandidate, *hello_cand);
   auto compile_start = Clock::now();
   auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
   if (!imported) return std::unexpected(imported.error());

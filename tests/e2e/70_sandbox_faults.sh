@@ -57,6 +57,7 @@ verdict="$(verdict_of "$C/6_KillParent/result.json")"
 case "$verdict" in crash | runtime_error | fail_correctness) ok "6_KillParent -> $verdict" ;; *) bad "6_KillParent: verdict '$verdict'" ;; esac
 expect_verdict "$C/7_Exit/result.json" runtime_error
 check "verify.log names the candidate's box" grep -rq 'candidate sandbox: bwrap' "$C/1_Segfault/verify"
+check "the candidate worker was pinned to its leased cores" grep -rqE 'candidate worker pinned to cores \[[0-9]' "$C/5_Socket/verify"
 if [ "$(id -u)" -eq 0 ]; then
   check "as root, the candidate ran as uid 65534" grep -rq 'candidate sandbox: bwrap.*uid 65534' "$C/1_Segfault/verify"
 fi
