@@ -12,7 +12,7 @@ BUILD_DIR="${KGYM_BUILD_DIR:-$ROOT/build}"
 
 # Debian packages kgym needs to build, test and verify candidates on the CPU.
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ccache procps
+  build-essential cmake ninja-build pkg-config git ccache procps bubblewrap util-linux
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
   python3 python3-dev python3-numpy python3-setuptools pybind11-dev python3-torch libtorch-dev libopenblas0-openmp
   npm

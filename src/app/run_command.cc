@@ -49,6 +49,7 @@ Command add_run_command(CLI::App& root) {
     std::string resume;
     std::vector<std::string> sets;
     std::vector<std::string> overrides;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* app =
@@ -56,6 +57,9 @@ Command add_run_command(CLI::App& root) {
   app->add_option("--config,-c", args->config,
                   "YAML config file (default: the bundled configs/default.yaml)");
   app->add_option("--resume", args->resume, "Finish an earlier run in RUN_DIR (finished cases are kept)");
+  app->add_flag("--force", args->force,
+                "With --resume: accept a config that differs from the recorded one and regenerate the "
+                "unfinished cases");
   app->add_option("--set", args->sets, "Set a config key by its dotted path, e.g. --set concurrency=2")
       ->type_name("KEY=VALUE");
   app->add_option("--override", args->overrides,
@@ -63,6 +67,10 @@ Command add_run_command(CLI::App& root) {
       ->type_name("NAME=VALUE");
 
   return {app, [args]() -> int {
+            if (args->force && args->resume.empty()) {
+              fmt::print(stderr, "kgym: --force applies only with --resume RUN_DIR\n");
+              return kExitUsage;
+            }
             ConfigSource source;
             if (!args->config.empty()) {
               source.file = args->config;
@@ -85,6 +93,7 @@ Command add_run_command(CLI::App& root) {
             run::CampaignOptions options;
             options.source = source;
             if (!args->resume.empty()) options.resume_dir = args->resume;
+            options.force = args->force;
             options.kgym_argv0 = {self_exe()};
             int fd = install_interrupt_pipe();
             if (fd >= 0) options.interrupt_fd = fd;

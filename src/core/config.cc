@@ -32,7 +32,7 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",   "devices",
                                          "concurrency", "output",  "agent",   "verifier",
-                                         "problem",     "monitor", "workflow"};
+                                         "problem",     "monitor", "workflow", "sandbox"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
@@ -180,6 +180,7 @@ Config read_config(ConfigReader& reader) {
                    "set agent.kind to command, opencode, claude or codex");
   }
   if (auto entry = top.get("problem")) read_problem(reader, *entry, config);
+  if (auto entry = top.get("sandbox")) config_detail::read_sandbox(reader, *entry, config.sandbox);
   if (auto entry = top.get("monitor")) read_monitor(reader, *entry, config);
   return config;
 }

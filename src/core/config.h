@@ -37,6 +37,7 @@ struct AgentConfig {
   std::string workdir = "{workspace}";                 // template; cwd of the agent
   std::vector<std::string> artifacts{"model_new.py"};  // artifacts[0] is the candidate
   std::optional<std::string> model;
+  bool network = true;  // keep network access in the agent's sandbox (its LLM API)
   // kind: replay
   std::filesystem::path replay_dir;
 };
@@ -91,6 +92,19 @@ struct WorkflowConfig {
   std::vector<StageConfig> stages;  // empty = no workflow (one agent run)
 };
 
+// OS-level confinement of agents and candidate workers (docs/config.md
+// "Sandbox"). Limits of 0 mean "not limited".
+struct SandboxConfig {
+  std::string mode = "auto";  // "auto" | "bwrap" | "unshare" | "none"
+  long long address_space_mb = 16384;
+  long long cpu_sec = 3600;
+  long long file_size_mb = 1024;
+  long long processes = 512;
+  bool drop_privileges = true;  // candidates run as nobody (65534) when kgym runs as root
+  std::vector<std::filesystem::path> agent_read_only;  // extra paths the agent may read
+  std::vector<std::filesystem::path> agent_writable;   // extra paths the agent may write
+};
+
 struct Config {
   std::filesystem::path source;  // the YAML file ("<bundled default>" if none)
   std::filesystem::path bench_dir;
@@ -103,6 +117,7 @@ struct Config {
   AgentConfig agent;
   WorkflowConfig workflow;
   VerifierConfig verifier;
+  SandboxConfig sandbox;
   std::map<std::string, long long> overrides;  // problem.overrides
   std::chrono::milliseconds monitor_poll{1000};
 };

@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::string_view kAgentKeys[] = {"kind",           "argv",     "env", "timeout_sec", "workdir",
                                            "artifacts",      "model",    "dir", "binary",      "extra_args",
-                                           "opencode_agent", "work_repo"};
+                                           "opencode_agent", "work_repo",      "network"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
 
 bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }
@@ -255,6 +255,9 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
         agent.workdir = *workdir;
       }
     }
+  }
+  if (auto entry = agent_map.get("network")) {
+    if (auto network = reader.boolean(*entry)) agent.network = *network;
   }
   if (auto entry = agent_map.get("env")) read_env(reader, *entry, agent);
   if (auto entry = agent_map.get("artifacts")) read_artifacts(reader, *entry, agent);

@@ -222,3 +222,31 @@ TEST_F(ConfigTest, AllErrorsAreReportedOneLineEach) {
 
 }  // namespace
 }  // namespace kgym
+
+namespace kgym {
+namespace {
+
+TEST_F(ConfigTest, SandboxKeysAreRead) {
+  auto config =
+      load(with("sandbox:\n  mode: bwrap\n  drop_privileges: false\n  agent_read_only: [ro]\n"
+                "  agent_writable: /var/agent\n  limits: {address_space_mb: 0, processes: 64}\n"));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->sandbox.mode, "bwrap");
+  EXPECT_FALSE(config->sandbox.drop_privileges);
+  EXPECT_EQ(config->sandbox.agent_read_only, std::vector<std::filesystem::path>{dir_ / "ro"});
+  EXPECT_EQ(config->sandbox.agent_writable, std::vector<std::filesystem::path>{"/var/agent"});
+  EXPECT_EQ(config->sandbox.address_space_mb, 0);
+  EXPECT_EQ(config->sandbox.processes, 64);
+  EXPECT_EQ(config->sandbox.cpu_sec, 3600);
+  EXPECT_TRUE(config->agent.network);
+}
+
+TEST_F(ConfigTest, SandboxErrorsNameTheKey) {
+  std::string message = error_of(with("sandbox:\n  mode: docker\n  limits: {processes: -1, memory: 5}\n"));
+  EXPECT_TRUE(Contains(message, "sandbox.mode")) << message;
+  EXPECT_TRUE(Contains(message, "sandbox.limits.processes")) << message;
+  EXPECT_TRUE(Contains(message, "sandbox.limits.memory")) << message;
+}
+
+}  // namespace
+}  // namespace kgym

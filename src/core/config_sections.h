@@ -18,6 +18,9 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent);
 // `workflow:`: stages, their prompt files (which must exist) and gates.
 void read_workflow(ConfigReader& reader, const Entry& at, WorkflowConfig& workflow);
 
+// `sandbox:`.
+void read_sandbox(ConfigReader& reader, const Entry& at, SandboxConfig& sandbox);
+
 // `verifier:`, with tolerances merged over default_tolerance().
 void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifier);
 

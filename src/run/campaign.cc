@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "core/case_set.h"
+#include "core/config_record.h"
 #include "report/load_results.h"
 #include "report/summary.h"
 #include "run/machine_info.h"
@@ -19,6 +20,7 @@
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
 #include "verify/child_process.h"
+#include "util/sandbox.h"
 #include "verify/probe.h"
 #include "verify/python_env.h"
 
@@ -63,6 +65,16 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
     if (previous.is_discarded())
       return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
     record.seed = previous.value("run_seed", std::uint64_t{0});
+    if (previous.contains("config")) {
+      auto differences = config_differences(previous["config"], config_record(config));
+      if (!differences.empty() && !options.force) {
+        return std::unexpected(fmt::format(
+            "the configuration differs from the one recorded in {}/run.json:\n  {}\nresume with the "
+            "recorded configuration (drop the --set/--config that changed it), or add --force to resume "
+            "with this one (unfinished cases are then regenerated)",
+            record.dir.string(), fmt::join(differences, "\n  ")));
+      }
+    }
   } else {
     record.dir = config.output_root / config.run_name.value_or(timestamp_name());
     if (std::filesystem::exists(record.dir / "run.json")) {
@@ -87,6 +99,8 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   run["sets"] = options.source.sets;
   run["overrides"] = options.source.overrides;
   run["run_seed"] = record.seed;
+  run["config"] = config_record(config);
+  if (options.force) run["forced_at"] = record.started_at;
   run["backend"] = config.verifier.backend;
   run["mode"] = config.verifier.mode;
   run["python"] = python;
@@ -133,6 +147,30 @@ report::RunInfo run_info(const Config& config, const RunRecord& record, const st
   return info;
 }
 
+// What the agent must not see: the dataset (with any stored solutions), the
+// runs (its own case dir holds the verifier's files), the replay solutions
+// and the kgym tree and binary (the harness and its tests).
+std::vector<std::filesystem::path> hidden_from_agent(const Config& config, const CampaignOptions& options) {
+  std::vector<std::filesystem::path> hidden{config.bench_dir, config.output_root};
+  if (!config.agent.replay_dir.empty()) hidden.push_back(config.agent.replay_dir);
+  hidden.push_back(bundled_default_config().parent_path().parent_path());
+  if (!options.kgym_argv0.empty()) {
+    std::error_code ec;
+    auto binary = std::filesystem::canonical(options.kgym_argv0.front(), ec);
+    if (!ec) hidden.push_back(binary.parent_path());
+  }
+  return hidden;
+}
+
+std::string limits_line(const SandboxConfig& s) {
+  auto value = [](long long v, std::string_view unit) {
+    return v > 0 ? fmt::format("{}{}", v, unit) : std::string("unlimited");
+  };
+  return fmt::format("; candidate limits: address space {}, CPU {}, file size {}, processes {}",
+                     value(s.address_space_mb, " MB"), value(s.cpu_sec, " s"), value(s.file_size_mb, " MB"),
+                     value(s.processes, ""));
+}
+
 }  // namespace
 
 std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir) {
@@ -164,6 +202,11 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.error(fmt::format("kgym: {}", python.error()));
     return CampaignStatus::kUsageError;
   }
+  auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
+  if (!sandbox) {
+    printer.error(fmt::format("kgym: {}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
+    return CampaignStatus::kUsageError;
+  }
   if (auto ok = util::make_dirs(config.output_root); !ok) {
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;
@@ -192,7 +235,9 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
-  printer.line("  isolation: none (agent and candidate run as this user, in their own process groups)");
+  printer.line(fmt::format("  isolation: agent {}; candidate {}{}",
+                           util::describe_sandbox(*sandbox, config.agent.network),
+                           util::describe_sandbox(*sandbox, false), limits_line(config.sandbox)));
 
   util::SteadyClock clock;
   util::PosixProcessRunner runner(clock);
@@ -213,6 +258,10 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     sched.agent_version = agent_version(*binary);
     printer.line(fmt::format("  agent:   {} ({})", *binary, sched.agent_version.value_or("version unknown")));
   }
+  sched.sandbox_mode = *sandbox;
+  sched.regenerate = options.force;
+  sched.candidate_hidden = {config.bench_dir, config.output_root, record->dir};
+  sched.agent_hidden = hidden_from_agent(config, options);
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
   printer.end_progress();

@@ -19,6 +19,9 @@ struct CampaignOptions {
   std::optional<std::filesystem::path> resume_dir;
   std::vector<std::string> kgym_argv0;  // how to re-run this binary
   std::optional<int> interrupt_fd;
+  // With resume_dir: accept a config that differs from the recorded one and
+  // regenerate every unfinished case (a generated candidate is not reused).
+  bool force = false;
 };
 
 enum class CampaignStatus { kAllPassed, kSomeFailed, kUsageError, kInterrupted };

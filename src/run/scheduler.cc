@@ -155,7 +155,13 @@ void Scheduler::start_case(std::size_t i) {
   run.started = clock_.now();
   store_.case_state(i).attempt = 1;  // workflows with re-prompted stages count up from here
   // A resumed case whose candidate was generated but not verified goes
-  // straight to verification.
+  // straight to verification, unless regeneration was asked for.
+  if (options_.regenerate) {
+    std::error_code ec;
+    std::filesystem::remove(run.dir / "generation.json", ec);
+    std::filesystem::remove_all(run.dir / "candidate", ec);
+    std::filesystem::remove_all(run.work, ec);
+  }
   if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
     nlohmann::json g = nlohmann::json::parse(*gen, nullptr, false);
     std::filesystem::path cand =
@@ -216,7 +222,7 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
   std::string prompt = render_prompt(run.c, config_);
   for (const auto& dir : {run.dir, run.work}) {
     for (auto [name, text] : {std::pair{"SPEC.md", &spec}, std::pair{"prompt.md", &prompt}}) {
-      if (auto ok = util::write_file_atomic(dir / name, *text); !ok)
+      if (auto ok = util::write_file_atomic(dir / name, *text, util::Durability::kRenameOnly); !ok)
         return fail(i, Verdict::kHarnessError, ok.error());
     }
   }
@@ -258,12 +264,42 @@ void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_
     return fail(i, Verdict::kGenerationFailed, launch.error().reason);
   }
   if (!launch->process) return generation_done(i, std::nullopt);
-  if (!launch_child(i, Child::kAgent, *launch->process, launch->timeout)) {
+  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work), launch->timeout)) {
     end_generation(i);
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
     fail(i, Verdict::kGenerationFailed,
          fmt::format("cannot start agent '{}'", launch->process->argv.front()));
   }
+}
+
+util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
+                                             const std::filesystem::path& workspace) const {
+  util::SandboxPolicy policy;
+  policy.mode = options_.sandbox_mode;
+  policy.network = config_.agent.network;
+  policy.limits.no_core_dumps = policy.mode != util::SandboxMode::kNone;
+  if (policy.mode == util::SandboxMode::kBwrap) {
+    std::error_code ec;
+    for (const auto& dir : options_.agent_hidden) {
+      if (std::filesystem::is_directory(dir, ec)) policy.hidden.push_back(dir);
+    }
+    // The agent program itself stays visible when it lives in a hidden tree.
+    if (!spec.argv.empty() && std::filesystem::path(spec.argv.front()).is_absolute())
+      policy.read_only.push_back(spec.argv.front());
+    for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
+    policy.writable.emplace_back(workspace, std::filesystem::path());
+    if (!spec.cwd.empty() && spec.cwd != workspace)
+      policy.writable.emplace_back(spec.cwd, std::filesystem::path());
+    for (const auto& path : config_.sandbox.agent_writable) {
+      if (std::filesystem::exists(path, ec)) policy.writable.emplace_back(path, std::filesystem::path());
+    }
+    policy.cwd = spec.cwd;
+  }
+  util::ProcessSpec boxed = spec;
+  boxed.argv = util::sandboxed_argv(policy, spec.argv);
+  // /tmp is private to the sandbox; a TMPDIR of the host would not exist there.
+  if (policy.mode == util::SandboxMode::kBwrap && !boxed.env.contains("TMPDIR")) boxed.env["TMPDIR"] = "/tmp";
+  return boxed;
 }
 
 // Writes the prompt of the current stage's next attempt (the template with
@@ -414,7 +450,11 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.overrides = config_.overrides;
   req.device = devices_.name(device);
   req.run_seed = options_.run_seed;
-  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n");
+  req.sandbox = config_.sandbox;
+  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
+  req.sandbox_hidden = options_.candidate_hidden;
+  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",
+                                        util::Durability::kRenameOnly);
       !ok) {
     return fail(i, Verdict::kHarnessError, ok.error());
   }
@@ -503,6 +543,7 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   s.finished_at = util::unix_now();
   store_.event("finished", s.id, {{"verdict", *s.verdict}, {"reason", s.reason}});
   set_phase(i, "done");
+  store_.flush(clock_.now());  // the result is on disk: its event must be too
   printer_.case_finished(done_, runs_.size(), result);
   printer_.progress(store_.state());
 }
@@ -581,7 +622,10 @@ RunOutcome Scheduler::run() {
     bool unfinished = std::any_of(runs_.begin(), runs_.end(),
                                   [](const CaseRun& r) { return r.stage != CaseRun::Stage::kDone; });
     if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;
-    for (const auto& finished : runner_.wait(next_deadline(), options_.interrupt_fd)) {
+    store_.flush(clock_.now());  // one group commit per turn, before waiting
+    util::SteadyTime deadline = next_deadline();
+    if (store_.state_pending()) deadline = std::min(deadline, clock_.now() + StateStore::kStateInterval);
+    for (const auto& finished : runner_.wait(deadline, options_.interrupt_fd)) {
       on_exit(static_cast<std::size_t>(finished.id), finished.exit);
     }
     enforce_deadlines();
@@ -603,6 +647,7 @@ RunOutcome Scheduler::run() {
   store_.state().status = outcome.interrupted ? "interrupted" : "finished";
   store_.event("run_finished", "", {{"status", store_.state().status}});
   store_.save();
+  store_.flush(clock_.now(), /*force=*/true);
   return outcome;
 }
 

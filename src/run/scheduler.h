@@ -18,6 +18,7 @@
 #include "run/printer.h"
 #include "run/state_store.h"
 #include "util/process_runner.h"
+#include "util/sandbox.h"
 
 namespace kgym::run {
 
@@ -30,6 +31,14 @@ struct SchedulerOptions {
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
   std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case
+  // Unfinished cases start from scratch even when a generated candidate
+  // waits for verification (`kgym run --resume --force`).
+  bool regenerate = false;
+  // OS confinement (util/sandbox.h), resolved once for the run; the agent's
+  // and the candidate's hidden directories (dataset, runs, the kgym tree).
+  util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
+  std::vector<std::filesystem::path> agent_hidden;
+  std::vector<std::filesystem::path> candidate_hidden;
 };
 
 struct RunOutcome {
@@ -60,6 +69,8 @@ class Scheduler {
   bool stage_passed(std::size_t i);
   void end_generation(std::size_t i);
   agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
+  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec,
+                                    const std::filesystem::path& workspace) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
   void launch_verification(std::size_t i, std::size_t device);
   void on_exit(std::size_t i, const util::ProcessExit& exit);

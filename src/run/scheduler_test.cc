@@ -9,6 +9,7 @@
 #include "util/fs.h"
 #include "util/sha256.h"
 #include "util/temp_dir.h"
+#include "verify/verifier.h"
 
 namespace kgym::run {
 namespace {
@@ -205,6 +206,54 @@ TEST_F(SchedulerTest, AgentArgvIsExpandedAndRunsInItsWorkDir) {
   ASSERT_NE(agent, nullptr);
   EXPECT_EQ(agent->cwd.filename(), "work");
   EXPECT_EQ(fs::path(agent->argv[2]).filename(), "prompt.md");
+}
+
+TEST_F(SchedulerTest, AgentRunsInItsSandboxWithItsWorkspaceWritableAndTheDatasetHidden) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"/opt/agent", "{case_id}"};
+  config_.agent.network = false;
+  config_.bench_dir = root_ / "bench";
+  options_.sandbox_mode = util::SandboxMode::kBwrap;
+  options_.agent_hidden = {root_ / "bench", root_ / "run", root_ / "absent"};
+  script = [this](const ProcessSpec& s) {
+    if (!has_arg(s, "/opt/agent")) return default_script(s);
+    fs::path cwd = arg_after(s, "--chdir");
+    return FakeOutcome{
+        std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kPass);
+  const ProcessSpec* agent = nullptr;
+  for (const ProcessSpec& s : runner_->started()) {
+    if (has_arg(s, "/opt/agent")) agent = &s;
+  }
+  ASSERT_NE(agent, nullptr);
+  auto at = std::find(agent->argv.begin(), agent->argv.end(), "bwrap");
+  ASSERT_NE(at, agent->argv.end());
+  EXPECT_EQ(*(std::find(agent->argv.begin(), agent->argv.end(), "--") + 1), "bwrap");  // after prlimit
+  EXPECT_TRUE(has_arg(*agent, "--unshare-net"));
+  EXPECT_TRUE(has_arg(*agent, "--unshare-pid"));
+  EXPECT_EQ(fs::path(arg_after(*agent, "--bind")).filename(), "work");
+  std::vector<std::string> hidden;
+  for (auto it = agent->argv.begin(); it != agent->argv.end(); ++it) {
+    if (*it == "--tmpfs" && it + 1 != agent->argv.end()) hidden.push_back(*(it + 1));
+  }
+  EXPECT_EQ(hidden, (std::vector<std::string>{"/tmp", (root_ / "bench").string(), (root_ / "run").string()}));
+  EXPECT_EQ(arg_after(*agent, "--ro-bind-try"), "/opt/agent");
+  EXPECT_EQ(agent->env.at("TMPDIR"), "/tmp");
+}
+
+TEST_F(SchedulerTest, VerifyRequestCarriesTheResolvedSandbox) {
+  options_.sandbox_mode = util::SandboxMode::kUnshare;
+  options_.candidate_hidden = {root_ / "bench"};
+  run_all();
+  auto text = util::read_file(root_ / "run" / "cases" / "level1" / "1_Op" / "verify_request.json");
+  ASSERT_TRUE(text);
+  auto req = verify::verify_request_from_json(nlohmann::json::parse(*text));
+  EXPECT_EQ(req.sandbox.mode, "unshare");
+  ASSERT_EQ(req.sandbox_hidden.size(), 1u);
+  EXPECT_EQ(req.sandbox_hidden[0], root_ / "bench");
 }
 
 TEST_F(SchedulerTest, FinishedResultsAreKeptOnResume) {

@@ -13,9 +13,22 @@ StateStore::StateStore(std::filesystem::path run_dir) : run_dir_(std::move(run_d
   state_.run_dir = run_dir_.string();
 }
 
-void StateStore::save() {
+void StateStore::flush(util::SteadyTime now, bool force) {
+  if (!pending_events_.empty()) {
+    pending_events_.pop_back();  // append_line_durable adds the last '\n'
+    auto ok = util::append_line_durable(run_dir_ / "events.jsonl", pending_events_);
+    pending_events_.clear();
+    if (!ok && !warned_) {
+      warned_ = true;
+      fmt::print(stderr, "kgym: warning: {}\n", ok.error());
+    }
+  }
+  if (!dirty_ || (!force && now - last_state_write_ < kStateInterval)) return;
+  dirty_ = false;
+  last_state_write_ = now;
   state_.updated_at = util::unix_now();
-  auto ok = util::write_file_atomic(run_dir_ / "state.json", to_json(state_).dump(2) + "\n");
+  auto ok = util::write_file_atomic(run_dir_ / "state.json", to_json(state_).dump(2) + "\n",
+                                    util::Durability::kRenameOnly);
   if (!ok && !warned_) {
     warned_ = true;
     fmt::print(stderr, "kgym: warning: {}\n", ok.error());
@@ -26,11 +39,8 @@ void StateStore::event(const std::string& name, const std::string& case_id, nloh
   fields["t"] = util::unix_now();
   fields["event"] = name;
   if (!case_id.empty()) fields["case"] = case_id;
-  auto ok = util::append_line_durable(run_dir_ / "events.jsonl", fields.dump());
-  if (!ok && !warned_) {
-    warned_ = true;
-    fmt::print(stderr, "kgym: warning: {}\n", ok.error());
-  }
+  pending_events_ += fields.dump();
+  pending_events_ += '\n';
 }
 
 }  // namespace kgym::run

@@ -44,12 +44,14 @@ std::expected<std::string, std::string> read_file(const std::filesystem::path& p
   return ss.str();
 }
 
-std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                                                   Durability durability) {
+  bool sync = durability == Durability::kSynced;
   std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
   UniqueFd fd(::mkstemp(tmpl.data()));
   if (!fd) return std::unexpected(os_error("cannot create temp file in", dir));
-  if (!write_all(fd.get(), data) || ::fsync(fd.get()) != 0) {
+  if (!write_all(fd.get(), data) || (sync && ::fsync(fd.get()) != 0)) {
     std::string err = os_error("cannot write", tmpl);
     ::unlink(tmpl.c_str());
     return std::unexpected(err);
@@ -61,6 +63,7 @@ std::expected<void, std::string> write_file_atomic(const std::filesystem::path& 
     ::unlink(tmpl.c_str());
     return std::unexpected(err);
   }
+  if (!sync) return {};
   UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd) ::fsync(dfd.get());
   return {};

@@ -15,7 +15,12 @@ std::expected<std::string, std::string> read_file(const std::filesystem::path& p
 // Writes `data` to `path` atomically: a temp file in the same directory,
 // fsync, rename over the target, fsync of the directory. A reader sees the
 // old or the new content, never a mix.
-std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data);
+// kRenameOnly skips both fsyncs: still all-or-nothing for readers and when
+// this process is killed, not across a power loss — for files that are
+// rewritten often and can be rebuilt (state.json, SPEC.md, requests).
+enum class Durability { kSynced, kRenameOnly };
+std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                                                   Durability durability = Durability::kSynced);
 
 // Appends one line (a '\n' is added) and fsyncs; for append-only logs.
 std::expected<void, std::string> append_line_durable(const std::filesystem::path& path,

@@ -35,8 +35,11 @@ std::expected<int, std::string> PosixProcessRunner::start(Id id, const ProcessSp
   if (children_.contains(id)) return std::unexpected(fmt::format("child id {} is already running", id));
   std::vector<std::string> overrides;
   for (const auto& [key, value] : spec.env) overrides.push_back(key + "=" + value);
-  auto pid =
-      spawn_in_new_group(SpawnSpec{spec.argv, environment_with(overrides), spec.cwd, spec.log_file, {}});
+  auto pid = spawn_in_new_group(SpawnSpec{.argv = spec.argv,
+                                          .env = environment_with(overrides),
+                                          .cwd = spec.cwd,
+                                          .log_path = spec.log_file,
+                                          .die_with_parent = true});
   if (!pid) return std::unexpected(pid.error());
 
   Child child;

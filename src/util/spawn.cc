@@ -4,6 +4,10 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -55,6 +59,24 @@ struct SpawnObjects {
   SpawnObjects& operator=(const SpawnObjects&) = delete;
 };
 
+// Whether execvp would find `program` (a path, or a name on PATH).
+bool executable_exists(const std::string& program, const std::filesystem::path& cwd) {
+  if (program.find('/') != std::string::npos) {
+    std::filesystem::path at =
+        program.front() == '/' || cwd.empty() ? std::filesystem::path(program) : cwd / program;
+    return ::access(at.c_str(), X_OK) == 0;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t pos = 0; pos <= dirs.size();) {
+    std::size_t end = std::min(dirs.find(':', pos), dirs.size());
+    std::string dir(dirs.substr(pos, end - pos));
+    if (::access(((dir.empty() ? "." : dir) + "/" + program).c_str(), X_OK) == 0) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string describe_signal(int sig) {
@@ -98,7 +120,12 @@ std::expected<pid_t, std::string> spawn_in_new_group(const SpawnSpec& spec) {
   posix_spawnattr_setpgroup(&spawn.attr, 0);
   posix_spawnattr_setflags(&spawn.attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  auto argv = c_strings(spec.argv);
+  // Behind setpriv a missing program would only show as exit 127; say it now.
+  if (spec.die_with_parent && !executable_exists(spec.argv[0], spec.cwd))
+    return std::unexpected(fmt::format("cannot start '{}': {}", spec.argv[0], std::strerror(ENOENT)));
+  std::vector<std::string> command = spec.argv;
+  if (spec.die_with_parent) command.insert(command.begin(), {"setpriv", "--pdeathsig", "KILL", "--"});
+  auto argv = c_strings(command);
   auto envp = c_strings(spec.env);
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, argv[0], &spawn.actions, &spawn.attr, argv.data(), envp.data());

@@ -19,6 +19,9 @@ struct SpawnSpec {
   std::filesystem::path log_path;  // stdout+stderr appended here; empty = /dev/null
   // Child fd number <- parent fd (the parent keeps ownership of its fd).
   std::vector<std::pair<int, int>> fd_map;
+  // SIGKILL the child when this process dies (even by kill -9), so no child
+  // outlives its supervisor: it starts through `setpriv --pdeathsig KILL`.
+  bool die_with_parent = false;
 };
 
 // Returns the child's pid (= its process group id) or why it did not start.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "verify/candidate_sandbox.h"
 #include "verify/probe.h"
 #include "verify/runtime_checks.h"
 #include "verify/shape_plan.h"
@@ -114,6 +115,8 @@ class Verification {
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
   WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
   void note(const std::string& line);
+  // Records the cores a worker runs on (its affinity after pinning to the leased device).
+  void note_cores(Role role, const Message& hello);
   void finish_logs();
 
   const VerifyRequest& req_;
@@ -128,10 +131,18 @@ class Verification {
   nlohmann::json constants_;       // the reference's size constants (load reply)
   nlohmann::json declared_cases_;  // the problem's CASES
   int reloads_ = 0;
+  bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
+  CandidateBox box_;              // how the candidate's files appear inside its box
 };
 
 void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
+}
+
+void Verification::note_cores(Role role, const Message& hello) {
+  auto cores = hello.header.find("cores");
+  if (cores == hello.header.end() || !cores->is_array()) return;
+  note(fmt::format("{} worker pinned to cores {} (device {})", role_name(role), cores->dump(), req_.device));
 }
 
 std::expected<void, Failure> Verification::prepare() {
@@ -161,21 +172,53 @@ std::expected<void, Failure> Verification::prepare() {
 std::expected<void, Failure> Verification::start_workers() {
   int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
   std::string thread_count = std::to_string(threads);
-  std::vector<std::string> overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
-                                     "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
-                                     "PYTHONUNBUFFERED=1"};
+  std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
+                                         "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
+                                         "PYTHONUNBUFFERED=1"};
   // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
   if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
-    overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
-  auto env = environment_with(overrides);
+    env_overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
+  auto env = environment_with(env_overrides);
+  // The reference is trusted (the dataset's own code); the candidate is boxed.
+  CandidateBox& box = box_;
+  if (!req_.candidate_is_reference) {
+    auto made =
+        make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
+    if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+    box = std::move(*made);
+    candidate_boxed_ = box.policy.mode != util::SandboxMode::kNone;
+    note(box.description);
+  }
+  auto inside = [&](const std::filesystem::path& host) { return box.inside(host, req_.scratch_dir); };
   auto spec_for = [&](Role role) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
+    bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
+    std::vector<std::string> argv{
+        req_.python,
+        (boxed ? inside(worker_script_) : worker_script_).string(),
+        "serve",
+        "--role",
+        std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)),
+        "--backend",
+        req_.config.backend,
+        "--threads",
+        thread_count,
+        "--cores",
+        req_.device,
+        "--scratch",
+        (boxed ? inside(dir) : dir).string(),
+        "--compile-cache",
+        req_.config.compile_cache ? "on" : "off"};
+    std::vector<std::string> worker_env = env;
+    if (boxed) {
+      std::vector<std::string> boxed_env = env_overrides;
+      boxed_env.insert(boxed_env.end(), box.env.begin(), box.env.end());
+      worker_env = environment_with(boxed_env);
+      argv = util::sandboxed_argv(box.policy, argv);
+    }
     return WorkerSpec{
-        .argv = {req_.python, worker_script_.string(), "serve", "--role",
-                 std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)), "--backend",
-                 req_.config.backend, "--threads", thread_count, "--cores", req_.device, "--scratch",
-                 dir.string(), "--compile-cache", req_.config.compile_cache ? "on" : "off"},
-        .env = env,
+        .argv = argv,
+        .env = worker_env,
         .cwd = dir,
         .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
     };
@@ -196,7 +239,7 @@ std::expected<void, Failure> Verification::start_workers() {
                  {"seed", derive_seed(req_.run_seed, 0)},
                  {"state_out", state.string()}};
   Message import;
-  import.header = {{"op", "import"}, { "candidate", candidate_copy_.string() }};
+  import.header = {{"op", "import"}, { "candidate", inside(candidate_copy_).string() }};
   if (req_.candidate_is_reference) {
     import.header = {{"op", "load"},
                      {"problem", candidate_copy_.string()},
@@ -211,15 +254,17 @@ std::expected<void, Failure> Verification::start_workers() {
     return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
   if (auto sent = candidate_->send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
-  if (auto hello = receive(Role::kReference, "startup", deadline_); !hello)
-    return std::unexpected(hello.error());
+  auto hello_ref = receive(Role::kReference, "startup", deadline_);
+  if (!hello_ref) return std::unexpected(hello_ref.error());
+  note_cores(Role::kReference, *hello_ref);
   auto loaded = receive(Role::kReference, "loading the problem", deadline_);
   if (!loaded) return std::unexpected(loaded.error());
   constants_ = loaded->header.value("constants", nlohmann::json::object());
   declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
   note("reference loaded");
-  if (auto hello = receive(Role::kCandidate, "startup", deadline_); !hello)
-    return std::unexpected(hello.error());
+  auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
+  if (!hello_cand) return std::unexpected(hello_cand.error());
+  note_cores(Role::kCandidate, *hello_cand);
   auto compile_start = Clock::now();
   auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
   if (!imported) return std::unexpected(imported.error());
@@ -228,7 +273,7 @@ std::expected<void, Failure> Verification::start_workers() {
 
   if (req_.candidate_is_reference) return {};  // built by its own load
   Message build;
-  build.header = {{"op", "build"}, {"state", state.string()}};
+  build.header = {{"op", "build"}, {"state", inside(state).string()}};
   auto built = call(Role::kCandidate, build, "building ModelNew", false);
   if (!built) return std::unexpected(built.error());
   note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
@@ -272,11 +317,18 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       return {role == Role::kCandidate ? Verdict::kTimeout : Verdict::kReferenceError, reason};
     }
     case ChannelError::Kind::kExited: {
-      std::string how = error.exit ? error.exit->describe() : "unknown status";
+      // bwrap and unshare report a child killed by signal N as exit 128+N.
+      std::optional<ChildExit> exit = error.exit;
+      if (role == Role::kCandidate && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
+          exit->code < 128 + 65) {
+        exit->signaled = true;
+        exit->code -= 128;
+      }
+      std::string how = exit ? exit->describe() : "unknown status";
       if (role == Role::kReference) {
         return {Verdict::kReferenceError, fmt::format("reference worker ended ({}) while {}", how, what)};
       }
-      if (error.exit && error.exit->signaled) {
+      if (exit && exit->signaled) {
         return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
       }
       return {Verdict::kRuntimeError, fmt::format("candidate worker exited ({}) while {}", how, what)};
@@ -496,7 +548,7 @@ std::expected<void, Failure> Verification::reload(const std::map<std::string, lo
   auto loaded = call(Role::kReference, load, what, false);
   if (!loaded) return std::unexpected(loaded.error());
   Message build;
-  build.header = {{"op", "build"}, {"state", state.string()}};
+  build.header = {{"op", "build"}, {"state", box_.inside(state, req_.scratch_dir).string()}};
   auto built = call(Role::kCandidate, build, what, false);
   if (!built) return std::unexpected(built.error());
   return {};

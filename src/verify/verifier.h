@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/result.h"
@@ -25,6 +26,10 @@ struct VerifyRequest {
   std::map<std::string, long long> overrides;
   std::string device = "all";  // cpu: core list ("0-3", "all")
   std::uint64_t run_seed = 0;  // trial seeds are derived from it
+  // The candidate worker's OS sandbox (verify/candidate_sandbox.h) and the
+  // directories it must not see (the dataset, the runs).
+  SandboxConfig sandbox;
+  std::vector<std::filesystem::path> sandbox_hidden;
   // The static anti-cheat gate (verify/static_gate.h). Not part of the JSON
   // form: only tests of the worker pipeline, whose candidates have no
   // kernel on purpose, turn it off.

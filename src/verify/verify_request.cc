@@ -57,6 +57,26 @@ VerifierConfig config_from(const json& j) {
   return c;
 }
 
+json sandbox_json(const SandboxConfig& s, const std::vector<std::filesystem::path>& hidden) {
+  std::vector<std::string> hidden_paths;
+  for (const auto& dir : hidden) hidden_paths.push_back(dir.string());
+  return {{"mode", s.mode},           {"address_space_mb", s.address_space_mb},
+          {"cpu_sec", s.cpu_sec},     {"file_size_mb", s.file_size_mb},
+          {"processes", s.processes}, {"drop_privileges", s.drop_privileges},
+          {"hidden", hidden_paths}};
+}
+
+void sandbox_from(const json& j, VerifyRequest& r) {
+  SandboxConfig& s = r.sandbox;
+  s.mode = j.value("mode", s.mode);
+  s.address_space_mb = j.value("address_space_mb", s.address_space_mb);
+  s.cpu_sec = j.value("cpu_sec", s.cpu_sec);
+  s.file_size_mb = j.value("file_size_mb", s.file_size_mb);
+  s.processes = j.value("processes", s.processes);
+  s.drop_privileges = j.value("drop_privileges", s.drop_privileges);
+  for (const auto& dir : j.value("hidden", std::vector<std::string>{})) r.sandbox_hidden.emplace_back(dir);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const VerifyRequest& r) {
@@ -70,6 +90,7 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"overrides", r.overrides},
       {"device", r.device},
       {"run_seed", r.run_seed},
+      {"sandbox", sandbox_json(r.sandbox, r.sandbox_hidden)},
   };
 }
 
@@ -84,6 +105,7 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.overrides = j.value("overrides", std::map<std::string, long long>{});
   r.device = j.value("device", r.device);
   r.run_seed = j.value("run_seed", std::uint64_t{0});
+  if (auto it = j.find("sandbox"); it != j.end()) sandbox_from(*it, r);
   return r;
 }
 

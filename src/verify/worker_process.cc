@@ -53,6 +53,7 @@ std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec&
       .cwd = spec.cwd,
       .log_path = spec.log_path,
       .fd_map = {{kRequestFd, request_child.get()}, {kResponseFd, response_child.get()}},
+      .die_with_parent = true,
   };
   auto child = ChildProcess::spawn(child_spec);
   if (!child) return std::unexpected(child.error());

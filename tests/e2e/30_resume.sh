@@ -22,6 +22,20 @@ expect_exit 2 "a second run into an existing run dir is refused" "$KGYM" run \
   --set output.root_dir="$TMP/runs" --set output.run_name=r
 expect_output "--resume" "and the message says how to resume"
 
+# A changed config is refused on resume unless --force, which also regenerates.
+expect_exit 2 "a resume with a changed config is refused" "$KGYM" run --resume "$RUN" --set verifier.trials=5
+expect_output "verifier.trials: 3 -> 5" "and the message lists the differing key"
+expect_output "--force" "and says how to accept it"
+expect_exit 2 "--force without --resume is a usage error" "$KGYM" run --force --set cases=1
+rm "$RUN/cases/level1/4_Softmax/result.json"  # generated, not verified
+generated() { grep -c '"case":"level1/4_Softmax","event":"generated"' "$RUN/events.jsonl"; }
+n_before="$(generated)"
+expect_exit 0 "--resume --force accepts the new config" "$KGYM" run --resume "$RUN" --set verifier.trials=5 --force
+[ "$(generated)" -eq $((n_before + 1)) ] && ok "--force regenerated the unfinished case" \
+  || bad "--force did not regenerate ($(generated) generated events, had $n_before)"
+check "and verified it with the new config" grep -q '"trials": 5' "$RUN/cases/level1/4_Softmax/result.json"
+check "run.json records the new config" grep -q '"trials": 5' "$RUN/run.json"
+
 # Lock: hold the run dir's lock as another process would.
 exec 9>"$RUN/.kgym/lock"
 flock -n 9 && echo 4242 >&9

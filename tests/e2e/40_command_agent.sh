@@ -30,6 +30,7 @@ agent:
   env: {SOLUTIONS: "$S/solutions"}
   timeout_sec: 2
 verifier: {mode: correctness}
+sandbox: {agent_read_only: ["$S/solutions"]}  # the stored answers this scripted agent copies
 YAML
 RUN="$TMP/runs/agent"
 expect_exit 1 "a run with a scripted command agent" "$KGYM" run --config "$TMP/agent.yaml"

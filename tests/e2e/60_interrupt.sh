@@ -19,6 +19,8 @@ check "state.json says interrupted" grep -q '"status": "interrupted"' "$RUN/stat
 check "summary written for what finished" test -s "$RUN/summary.md"
 sleep 0.5
 check "no process of the run is left" no_process "$RUN"
-expect_exit 1 "--resume finishes the interrupted run" "$KGYM" run --resume "$RUN" --set verifier.call_timeout_sec=2
+expect_exit 2 "--resume with a changed timeout is refused" "$KGYM" run --resume "$RUN" --set verifier.call_timeout_sec=2
+expect_output "verifier.call_timeout_sec: 60 -> 2" "naming the changed key"
+expect_exit 1 "--resume --force finishes the interrupted run" "$KGYM" run --resume "$RUN" --set verifier.call_timeout_sec=2 --force
 expect_verdict "$RUN/cases/level1/9_MSELoss/result.json" timeout
 finish

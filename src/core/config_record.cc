@@ -1,0 +1,108 @@
+#include "core/config_record.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace kgym {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> path_strings(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(p.string());
+  return out;
+}
+
+// Leaves of `value` by dotted path.
+void flatten(const json& value, const std::string& prefix, std::map<std::string, json>& out) {
+  if (value.is_object()) {  // an empty mapping has no leaves: its keys show as "(absent)"
+    for (const auto& [key, item] : value.items())
+      flatten(item, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out[prefix] = value;
+}
+
+bool operational(const std::string& key) { return key == "concurrency" || key == "monitor.poll_sec"; }
+
+}  // namespace
+
+json config_record(const Config& c) {
+  json tolerances = json::object();
+  for (const auto& [dtype, t] : c.verifier.tolerances)
+    tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
+  const AgentConfig& a = c.agent;
+  const VerifierConfig& v = c.verifier;
+  const SandboxConfig& s = c.sandbox;
+  return {
+      {"bench_dir", c.bench_dir.string()},
+      {"level", c.level},
+      {"cases", c.cases},
+      {"devices", c.devices},
+      {"concurrency", c.concurrency},
+      {"problem", {{"overrides", c.overrides}}},
+      {"monitor", {{"poll_sec", std::chrono::duration<double>(c.monitor_poll).count()}}},
+      {"agent",
+       {{"kind", a.kind},
+        {"argv", a.argv},
+        {"env", a.env},
+        {"timeout_sec", a.timeout.count()},
+        {"workdir", a.workdir},
+        {"artifacts", a.artifacts},
+        {"model", a.model ? json(*a.model) : json(nullptr)},
+        {"network", a.network},
+        {"dir", a.replay_dir.string()}}},
+      {"verifier",
+       {{"backend", v.backend},
+        {"python", v.python ? json(*v.python) : json(nullptr)},
+        {"mode", v.mode},
+        {"trials", v.trials},
+        {"timeout_sec", v.timeout.count()},
+        {"call_timeout_sec", v.call_timeout.count()},
+        {"threads", v.threads},
+        {"compile_cache", v.compile_cache},
+        {"tolerances", tolerances},
+        {"timing",
+         {{"warmup", v.timing.warmup},
+          {"target_rse", v.timing.target_rse},
+          {"min_samples", v.timing.min_samples},
+          {"max_repetitions", v.timing.max_repetitions},
+          {"budget_sec", std::chrono::duration<double>(v.timing.budget).count()},
+          {"cache_flush", v.timing.cache_flush}}}}},
+      {"sandbox",
+       {{"mode", s.mode},
+        {"drop_privileges", s.drop_privileges},
+        {"agent_read_only", path_strings(s.agent_read_only)},
+        {"agent_writable", path_strings(s.agent_writable)},
+        {"limits",
+         {{"address_space_mb", s.address_space_mb},
+          {"cpu_sec", s.cpu_sec},
+          {"file_size_mb", s.file_size_mb},
+          {"processes", s.processes}}}}},
+  };
+}
+
+std::vector<std::string> config_differences(const json& recorded, const json& current) {
+  std::map<std::string, json> before, after;
+  flatten(recorded, "", before);
+  flatten(current, "", after);
+  std::map<std::string, std::string> lines;
+  auto show = [](const std::map<std::string, json>& side, const std::string& key) {
+    auto it = side.find(key);
+    return it == side.end() ? std::string("(absent)") : it->second.dump();
+  };
+  for (const auto* side : {&before, &after}) {
+    for (const auto& [key, value] : *side) {
+      if (operational(key) || lines.contains(key)) continue;
+      if (show(before, key) != show(after, key))
+        lines[key] = fmt::format("{}: {} -> {}", key, show(before, key), show(after, key));
+    }
+  }
+  std::vector<std::string> out;
+  for (auto& [key, line] : lines) out.push_back(std::move(line));
+  return out;
+}
+
+}  // namespace kgym

@@ -1,0 +1,109 @@
+#include "verify/candidate_sandbox.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+
+namespace kgym::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uid_t kUnprivilegedUid = 65534;  // nobody / nogroup on Debian
+const fs::path kScratchInside = "/tmp/kgym";
+const fs::path kCacheInside = "/tmp/kgym-ccache";
+
+std::optional<std::uint64_t> megabytes(long long mb) {
+  if (mb <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(mb) * 1024 * 1024;
+}
+
+std::optional<std::uint64_t> positive(long long n) {
+  if (n <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(n);
+}
+
+fs::path cache_root() {
+  if (const char* dir = std::getenv("KGYM_CACHE_DIR"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kgym";
+}
+
+// Hands `dir` (not what is above it) to the unprivileged uid.
+std::expected<void, std::string> give_to(const fs::path& dir, uid_t uid) {
+  if (::chown(dir.c_str(), uid, uid) != 0) {
+    return std::unexpected(
+        fmt::format("cannot hand {} to uid {}: {}", dir.string(), uid, std::strerror(errno)));
+  }
+  return {};
+}
+
+}  // namespace
+
+fs::path CandidateBox::inside(const fs::path& host, const fs::path& scratch_dir) const {
+  if (scratch_inside.empty()) return host;
+  auto relative = host.lexically_relative(scratch_dir);
+  if (relative.empty() || *relative.begin() == "..") return host;
+  return scratch_inside / relative;
+}
+
+std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig& config,
+                                                            const std::vector<fs::path>& hidden,
+                                                            const fs::path& scratch_dir, bool compile_cache) {
+  auto mode = util::resolve_sandbox_mode(config.mode);
+  if (!mode) return std::unexpected(mode.error());
+  CandidateBox box;
+  util::SandboxPolicy& p = box.policy;
+  p.mode = *mode;
+  p.network = false;
+  p.limits = {.address_space_bytes = megabytes(config.address_space_mb),
+              .cpu_seconds = positive(config.cpu_sec),
+              .file_size_bytes = megabytes(config.file_size_mb),
+              .processes = positive(config.processes)};
+  bool drop = config.drop_privileges && ::geteuid() == 0 && p.mode != util::SandboxMode::kNone;
+  if (drop) p.run_as = kUnprivilegedUid;
+  fs::path candidate_dir = scratch_dir / "candidate";
+  fs::path cache_dir = cache_root() / (drop ? "ccache-sandbox" : "ccache");
+  if (compile_cache) {
+    if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
+  }
+  if (drop) {
+    // The unprivileged uid must be able to enter the scratch dir and list it (Python's import system reads
+    // directories; mkdtemp makes it 0700).
+    std::error_code ec;
+    fs::permissions(
+        scratch_dir,
+        fs::perms::others_exec | fs::perms::others_read | fs::perms::group_exec | fs::perms::group_read,
+        fs::perm_options::add, ec);
+    if (ec)
+      return std::unexpected(
+          fmt::format("cannot open {} to uid {}: {}", scratch_dir.string(), kUnprivilegedUid, ec.message()));
+    if (auto given = give_to(candidate_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
+    if (compile_cache) {
+      if (auto given = give_to(cache_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
+    }
+  }
+  if (p.mode == util::SandboxMode::kBwrap) {
+    p.hidden = hidden;
+    box.scratch_inside = kScratchInside;
+    p.read_only_at.emplace_back(scratch_dir, kScratchInside);
+    p.writable.emplace_back(candidate_dir, kScratchInside / "candidate");
+    if (compile_cache) p.writable.emplace_back(cache_dir, kCacheInside);
+    p.cwd = kScratchInside / "candidate";
+    if (compile_cache) box.env.push_back("CCACHE_DIR=" + kCacheInside.string());
+  } else if (compile_cache) {
+    box.env.push_back("CCACHE_DIR=" + cache_dir.string());
+  }
+  if (drop)
+    box.env.push_back("HOME=" +
+                      (box.scratch_inside.empty() ? candidate_dir : kScratchInside / "candidate").string());
+  box.description = fmt::format("candidate sandbox: {}{}", util::describe_sandbox(p.mode, false),
+                                drop ? fmt::format(", uid {}", kUnprivilegedUid) : "");
+  return box;
+}
+
+}  // namespace kgym::verify

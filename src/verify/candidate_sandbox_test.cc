@@ -1,0 +1,64 @@
+#include "verify/candidate_sandbox.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "util/temp_dir.h"
+
+namespace kgym::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CandidateBox, PathsUnderScratchAreMappedIntoTheBox) {
+  CandidateBox box;
+  box.scratch_inside = "/tmp/kgym";
+  EXPECT_EQ(box.inside("/run/x/verify/candidate/model_new.py", "/run/x/verify"),
+            fs::path("/tmp/kgym/candidate/model_new.py"));
+  EXPECT_EQ(box.inside("/elsewhere/file.py", "/run/x/verify"), fs::path("/elsewhere/file.py"));
+  CandidateBox unboxed;
+  EXPECT_EQ(unboxed.inside("/run/x/verify/a.py", "/run/x/verify"), fs::path("/run/x/verify/a.py"));
+}
+
+TEST(CandidateBox, NoneKeepsPathsAndStillLimits) {
+  util::TempDir temp("kgym-box");
+  fs::create_directories(temp.path() / "candidate");
+  SandboxConfig config;
+  config.mode = "none";
+  config.address_space_mb = 1024;
+  config.processes = 0;
+  auto box = make_candidate_box(config, {}, temp.path(), false);
+  ASSERT_TRUE(box) << box.error();
+  EXPECT_EQ(box->policy.mode, util::SandboxMode::kNone);
+  EXPECT_FALSE(box->policy.network);
+  EXPECT_EQ(box->policy.limits.address_space_bytes, 1024ull << 20);
+  EXPECT_FALSE(box->policy.limits.processes.has_value());
+  EXPECT_FALSE(box->policy.run_as.has_value());  // no namespaces, no uid switch
+  EXPECT_TRUE(box->scratch_inside.empty());
+}
+
+TEST(CandidateBox, BwrapShowsScratchReadOnlyAndOnlyTheCandidateDirWritable) {
+  util::TempDir temp("kgym-box");
+  fs::create_directories(temp.path() / "candidate");
+  SandboxConfig config;
+  config.mode = "bwrap";
+  auto box = make_candidate_box(config, {"/data/bench"}, temp.path(), false);
+  if (!box) GTEST_SKIP() << "bubblewrap not usable here: " << box.error();
+  EXPECT_EQ(box->scratch_inside, fs::path("/tmp/kgym"));
+  ASSERT_EQ(box->policy.read_only_at.size(), 1u);
+  EXPECT_EQ(box->policy.read_only_at[0].first, temp.path());
+  ASSERT_EQ(box->policy.writable.size(), 1u);
+  EXPECT_EQ(box->policy.writable[0].first, temp.path() / "candidate");
+  EXPECT_EQ(box->policy.hidden, std::vector<fs::path>{"/data/bench"});
+  EXPECT_EQ(box->policy.cwd, fs::path("/tmp/kgym/candidate"));
+  if (::geteuid() == 0) {
+    EXPECT_EQ(box->policy.run_as, 65534u);
+    EXPECT_EQ(fs::status(temp.path()).permissions() & fs::perms::others_exec, fs::perms::others_exec);
+  }
+}
+
+}  // namespace
+}  // namespace kgym::verify
