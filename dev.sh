@@ -15,8 +15,12 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ccache procps bubblewrap util-linux
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
   python3 python3-dev python3-numpy python3-setuptools pybind11-dev python3-torch libtorch-dev libopenblas0-openmp
-  npm
 )
+
+# Optional tools: installed when their command is missing; if that fails the
+# tests that need them are reported as skipped. npm: the real-client test
+# (tests/e2e/70_opencode_client.sh) installs the opencode CLI with it.
+OPTIONAL=(npm:npm)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -32,10 +36,21 @@ deps() {
   for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
-  if [ "${#missing[@]}" -eq 0 ]; then return; fi
-  log "installing: ${missing[*]}"
+  local optional=()
+  for entry in "${OPTIONAL[@]}"; do
+    command -v "${entry%%:*}" >/dev/null 2>&1 || optional+=("${entry#*:}")
+  done
+  if [ "${#missing[@]}" -eq 0 ] && [ "${#optional[@]}" -eq 0 ]; then return; fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "installing: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [ "${#optional[@]}" -gt 0 ]; then
+    log "installing optional: ${optional[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${optional[@]}" >/dev/null ||
+      log "could not install ${optional[*]}; the tests that need them will be skipped"
+  fi
 }
 
 build() {
