@@ -74,6 +74,7 @@ std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentT
   if (auto ok = util::make_dirs(spec.cwd); !ok) {
     return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, ok.error()});
   }
+  for (const auto& [key, value] : profile_env()) spec.env[key] = value;
   for (const auto& [key, value] : config_.env) spec.env[key] = expand_template(value, values);
   spec.env["KGYM_CASE_ID"] = task.case_id;
   spec.env["KGYM_WORKSPACE"] = task.workspace.string();

@@ -23,6 +23,8 @@ class CommandAgent : public Agent {
   // The command line for `task`; `values` are its placeholders.
   virtual std::expected<std::vector<std::string>, GenerationFailure> command(
       const AgentTask& task, const std::map<std::string, std::string>& values) const;
+  // Environment the profile itself needs; agent.env may override it.
+  virtual std::map<std::string, std::string> profile_env() const { return {}; }
   const AgentConfig& config() const { return config_; }
 
  private:

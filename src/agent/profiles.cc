@@ -1,6 +1,8 @@
 // The built-in CLI profiles (docs/agents.md): opencode, Claude Code and
 // Codex, each run non-interactively in the case's work dir with the prompt
 // as its message, printing a JSON event stream into agent.log.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "agent/command_agent.h"
@@ -92,6 +94,12 @@ class ClaudeAgent final : public ProfileAgent {
     argv.push_back("-p");
     return argv;
   }
+  // Claude Code refuses bypassPermissions as root unless told it runs in a
+  // sandbox; kgym runs it in its own (sandbox.mode), as root in containers.
+  std::map<std::string, std::string> profile_env() const override {
+    if (::geteuid() == 0) return {{"IS_SANDBOX", "1"}};
+    return {};
+  }
 };
 
 class CodexAgent final : public ProfileAgent {
@@ -101,9 +109,10 @@ class CodexAgent final : public ProfileAgent {
  protected:
   Usage parse(std::string_view log) const override { return parse_codex_stream(log); }
   std::vector<std::string> flags(const AgentTask&) const override {
-    // The work dir is not a git repository; --full-auto lets it edit files
-    // there and run commands in codex's workspace-write sandbox.
-    std::vector<std::string> argv{config().binary, "exec", "--json", "--skip-git-repo-check", "--full-auto"};
+    // The work dir is not a git repository; the workspace-write sandbox lets
+    // it edit files there and run commands (exec mode never asks for approval).
+    std::vector<std::string> argv{config().binary,         "exec",      "--json",
+                                  "--skip-git-repo-check", "--sandbox", "workspace-write"};
     if (config().model) argv.insert(argv.end(), {"--model", *config().model});
     return argv;
   }
