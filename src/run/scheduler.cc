@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "agent/template.h"
@@ -288,6 +290,15 @@ util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
       policy.read_only.push_back(spec.argv.front());
     for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
     policy.writable.emplace_back(workspace, std::filesystem::path());
+    // Its own log (profiles read their transcript back from it) and the
+    // case's session dir (where they keep exported sessions).
+    if (!spec.log_file.empty()) {
+      std::ofstream(spec.log_file, std::ios::app).flush();  // bwrap binds only what exists
+      if (std::filesystem::is_regular_file(spec.log_file, ec))
+        policy.writable.emplace_back(spec.log_file, std::filesystem::path());
+      auto session = spec.log_file.parent_path() / "session";
+      if (util::make_dirs(session)) policy.writable.emplace_back(session, std::filesystem::path());
+    }
     if (!spec.cwd.empty() && spec.cwd != workspace)
       policy.writable.emplace_back(spec.cwd, std::filesystem::path());
     for (const auto& path : config_.sandbox.agent_writable) {

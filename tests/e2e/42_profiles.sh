@@ -36,6 +36,7 @@ cat >"$TMP/claude.yaml" <<YAML
 bench_dir: $S
 cases: "1,2"
 output: {root_dir: $TMP/runs, run_name: claude}
+sandbox: {agent_read_only: ["$S/solutions"]}  # the stored answers this scripted agent copies
 agent:
   kind: claude
   binary: $TMP/bin/claude

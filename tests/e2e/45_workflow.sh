@@ -29,6 +29,7 @@ cat >"$TMP/wf.yaml" <<YAML
 bench_dir: $S
 cases: "1,4"
 output: {root_dir: $TMP/runs, run_name: wf}
+sandbox: {agent_read_only: ["$S/solutions"]}  # the stored answers this scripted agent copies
 agent:
   kind: command
   argv: ["$TMP/agent.sh", "{prompt_file}"]

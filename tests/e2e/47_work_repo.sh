@@ -20,6 +20,7 @@ cat >"$TMP/repo.yaml" <<YAML
 bench_dir: $S
 cases: "1,4"
 output: {root_dir: $TMP/runs, run_name: repo}
+sandbox: {agent_read_only: ["$S/solutions"]}  # the stored answers this scripted agent copies
 agent:
   kind: command
   argv: ["$TMP/agent.sh"]

@@ -51,6 +51,10 @@ cat >"$TMP/oc.yaml" <<YAML
 bench_dir: $S
 cases: "1"
 output: {root_dir: $TMP/runs, run_name: oc}
+# Known gap: under the bwrap agent sandbox opencode 1.18 answers "Unexpected
+# server error" before it calls the model (not diagnosed yet); this test
+# checks the profile itself, so it runs the agent unconfined.
+sandbox: {mode: none}
 agent:
   kind: opencode
   binary: $OPENCODE
