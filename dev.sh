@@ -81,7 +81,7 @@ case "$cmd" in
   test)
     build
     cd "$BUILD_DIR"
-    ctest --output-on-failure "$@"
+    ctest --output-on-failure -j "$(nproc)" "$@"
     ;;
   *)
     sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'

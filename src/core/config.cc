@@ -30,8 +30,8 @@ using config_detail::Mapping;
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",   "devices",
-                                         "concurrency", "output",  "agent",   "verifier",
+constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",    "devices",
+                                         "concurrency", "output",  "agent",    "verifier",
                                          "problem",     "monitor", "workflow", "sandbox"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides"};

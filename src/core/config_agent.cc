@@ -15,9 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kAgentKeys[] = {"kind",           "argv",     "env", "timeout_sec", "workdir",
-                                           "artifacts",      "model",    "dir", "binary",      "extra_args",
-                                           "opencode_agent", "work_repo",      "network"};
+constexpr std::string_view kAgentKeys[] = {
+    "kind", "argv",   "env",        "timeout_sec",    "workdir",   "artifacts", "model",
+    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
 
 bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }

@@ -19,8 +19,8 @@
 #include "util/file_lock.h"
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
-#include "verify/child_process.h"
 #include "util/sandbox.h"
+#include "verify/child_process.h"
 #include "verify/probe.h"
 #include "verify/python_env.h"
 

@@ -8,7 +8,7 @@ SRC="${KGYM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/kgym-e2e.XXXXXX")"
 PASSED=0
 FAILED=0
-trap 'rm -rf "$TMP"' EXIT
+[ -n "${KGYM_E2E_KEEP:-}" ] || trap 'rm -rf "$TMP"' EXIT  # KGYM_E2E_KEEP=1 keeps it for a post-mortem
 export TMPDIR="$TMP"  # scratch dirs that kgym keeps for failed verifications land here too
 
 ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$1"; }
