@@ -155,10 +155,19 @@ TEST(Stats, FewBlocksFallBackToSamples) {
 }
 
 TEST(TimingChecks, ReferenceHalvesAlternatePairsOfRounds) {
-  Blocks rounds = {{0}, {1}, {2}, {3}, {4}, {5}, {6}};
+  Blocks rounds = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}};
   auto [a, b] = reference_halves(rounds);
-  EXPECT_EQ(a, (Blocks{{0, 1}, {4, 5}}));
-  EXPECT_EQ(b, (Blocks{{2, 3}}));  // round 6 has no partner and is left out
+  EXPECT_EQ(a, (Blocks{{0, 1}, {6, 7}}));  // pairs A B B A: a linear drift is balanced
+  EXPECT_EQ(b, (Blocks{{2, 3}, {4, 5}}));  // round 8 has no partner and is left out
+}
+
+TEST(TimingChecks, NoiseFloorIsUnbiasedUnderSteadyDrift) {
+  Blocks rounds;
+  for (int r = 0; r < 16; ++r) rounds.push_back({100.0 + r, 100.0 + r});  // 1 % slower every round
+  auto [a, b] = reference_halves(rounds);
+  auto floor = paired_speedup_estimate(a, b);
+  ASSERT_TRUE(floor);
+  EXPECT_NEAR(floor->median, 1.0, 0.005);
 }
 
 TEST(TimingChecks, OuterClock) {

@@ -224,7 +224,8 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
 std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds) {
   std::pair<Blocks, Blocks> halves;
   for (std::size_t i = 0; i + 1 < rounds.size(); i += 2) {
-    auto& half = (i / 2) % 2 == 0 ? halves.first : halves.second;
+    std::size_t pair = i / 2;
+    auto& half = ((pair + 1) / 2) % 2 == 0 ? halves.first : halves.second;  // A B B A A B B A ...
     std::vector<double> block = rounds[i];
     block.insert(block.end(), rounds[i + 1].begin(), rounds[i + 1].end());
     half.push_back(std::move(block));

@@ -44,10 +44,11 @@ TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& input
                          const std::function<void(const std::string&)>& note);
 
 // The reference's rounds split into the two halves of its A/A noise floor:
-// consecutive pairs of rounds (one A B and one B A) go to alternate halves,
-// so each half holds both orders and drift falls on both. Block i of one
-// half was measured next to block i of the other. A last unpaired round is
-// left out.
+// consecutive pairs of rounds (one A B and one B A) go to the halves in the
+// order A B B A A B B A ..., so each half holds both orders and a steady
+// drift over the session falls on both equally (plain alternation would
+// leave the later half slower). Block i of one half was measured near block
+// i of the other. A last unpaired round is left out.
 std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds);
 
 // ---- Plausibility checks of a timing, as pure functions over what the parent
