@@ -35,7 +35,8 @@ torch::Tensor misbehave(torch::Tensor x, int64_t how) {
       for (volatile bool forever = true; forever;) {
       }
       break;
-    case 3: {  // allocate without bound (one byte touched per block: the address-space limit stops it, not RAM)
+    case 3: {  // allocate without bound (one byte touched per block: the address-space limit stops it, not
+               // RAM)
       std::vector<char*> blocks;
       for (;;) {
         char* block = static_cast<char*>(std::malloc(64 << 20));
