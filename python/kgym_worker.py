@@ -11,7 +11,6 @@ sizes the header lists. stdout and stderr are log text only.
 
 import argparse
 import ast
-import ctypes
 import importlib.util
 import json
 import os
@@ -20,7 +19,7 @@ import sys
 import time
 import types
 
-from kgym_worker_common import WorkerError, exception_line, log, traceback_tail
+from kgym_worker_common import WorkerError, die_with_parent, exception_line, log, traceback_tail
 from kgym_worker_devices import (
     BACKENDS,
     describe,
@@ -30,8 +29,10 @@ from kgym_worker_devices import (
     load_from,
     map_tensors,
     save_to_bytes,
+    signed_normal_inputs,
     tensor_bytes,
 )
+from kgym_worker_lint import lint_problem
 from kgym_worker_runtime import EscapeGuard, cheat_error, make_op_trace, observe_call, pristine_copy
 
 PROTOCOL_VERSION = 1
@@ -188,23 +189,6 @@ class Channel:
 
 
 # ---------------------------------------------------------------- roles
-
-
-def signed_normal_inputs(inputs, seed):
-    """The problem's inputs with every floating tensor replaced by standard
-    normal values of the same shape and dtype (from its own generator seeded
-    with the trial seed), so a kernel that is only right on the problem's
-    distribution (ReLU on torch.rand is the identity) is caught."""
-    import torch
-
-    generator = torch.Generator().manual_seed(seed)
-
-    def redraw(t):
-        if not t.is_floating_point():
-            return t
-        return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
-
-    return [redraw(v) if isinstance(v, torch.Tensor) else v for v in inputs]
 
 
 class Side:
@@ -544,76 +528,6 @@ def probe(args):
 # ---------------------------------------------------------------- lint
 
 
-def lint_problem(problem, seed, tolerance):
-    """Runs the reference alone a few times and returns findings that make
-    the problem exploitable or unusable (docs/lint.md), with evidence."""
-    import resource
-
-    import torch
-
-    findings = []
-
-    def add(kind, evidence):
-        findings.append({"kind": kind, "evidence": evidence})
-
-    def close(a, b):
-        return len(a) == len(b) and all(
-            x.shape == y.shape and x.dtype == y.dtype and torch.allclose(x.double(), y.double(), rtol=tolerance[1],
-                                                                         atol=tolerance[0], equal_nan=True)
-            for x, y in zip(a, b))
-
-    torch.manual_seed(seed)
-    init_inputs = list(problem.get_init_inputs())
-    model = problem.Model(*init_inputs)
-    model.eval()
-
-    def inputs_for(s, normal=False):
-        torch.manual_seed(s)
-        inputs = list(problem.get_inputs())
-        return signed_normal_inputs(inputs, s) if normal else inputs
-
-    def run(inputs):
-        with torch.no_grad():
-            return flatten_outputs(model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]))
-
-    first_inputs = inputs_for(seed)
-    start = time.perf_counter()
-    first = run(first_inputs)
-    forward_ms = (time.perf_counter() - start) * 1e3
-    floating = [t for t in first if t.is_floating_point() and t.numel() > 0]
-    if any(not torch.isfinite(t).all() for t in floating):
-        add("non_finite_output", "the reference output on get_inputs() has NaN or Inf")
-    if floating and all(float(t.abs().max()) <= tolerance[0] for t in floating):
-        add("zero_output", f"every output is within atol={tolerance[0]:g} of 0 (max |y| = "
-                           f"{max(float(t.abs().max()) for t in floating):.3g}): a zero kernel passes")
-    elif floating and all(t.numel() > 1 and float(t.max() - t.min()) <= tolerance[0] + tolerance[1] * float(t.abs().max())
-                          for t in floating):
-        add("constant_output", f"every output is one value ({float(floating[0].flatten()[0]):.6g}): "
-                               "a constant kernel passes")
-    again = run(first_inputs)
-    if not close(first, again):
-        add("not_self_consistent", "the same inputs twice give different outputs (training-mode dropout, "
-                                   "unseeded randomness): no candidate can match it")
-    other_inputs = inputs_for(seed + 1)
-    if close(first, run(other_inputs)) and not close(
-            [t for t in first_inputs if isinstance(t, torch.Tensor)],
-            [t for t in other_inputs if isinstance(t, torch.Tensor)]):
-        add("input_independent", "two different input draws give the same outputs within tolerance: "
-                                 "a kernel that ignores its inputs passes")
-    tensors_in = [t for t in first_inputs if isinstance(t, torch.Tensor)]
-    for o_index, out in enumerate(first):
-        for i_index, x in enumerate(tensors_in):
-            if close([out], [x]):
-                normal_inputs = inputs_for(seed, normal=True)
-                normal_out = run(normal_inputs)
-                normal_tensors = [t for t in normal_inputs if isinstance(t, torch.Tensor)]
-                still = o_index < len(normal_out) and close([normal_out[o_index]], [normal_tensors[i_index]])
-                add("identity_on_given_inputs",
-                    f"output {o_index} equals input {i_index} on get_inputs()"
-                    + ("" if still else "; not on signed normal inputs, which verification adds"))
-    return findings, forward_ms, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def lint(args):
     import torch
 
@@ -633,24 +547,6 @@ def lint(args):
         json.dump(document, f, indent=1)
     os.replace(tmp, args.out)
     return 0
-
-
-def die_with_parent():
-    """Ends this worker when the process that started it dies.
-
-    Workers run in their own process groups, so a signal to the parent's group
-    does not reach them; PR_SET_PDEATHSIG makes the kernel send SIGKILL
-    instead. Linux only; elsewhere a no-op.
-    """
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig, sigkill = 1, 9
-        libc.prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 def main(argv):

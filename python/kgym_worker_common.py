@@ -1,5 +1,8 @@
-"""Shared by the kgym worker modules: the error type and log helpers."""
+"""Shared by the kgym worker modules: the error type, log helpers and
+die_with_parent."""
 
+import ctypes
+import os
 import sys
 import traceback
 
@@ -31,3 +34,21 @@ def exception_line(exc):
 def traceback_tail(exc, lines=30):
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return "\n".join(text.splitlines()[-lines:])
+
+
+def die_with_parent():
+    """Ends this worker when the process that started it dies.
+
+    Workers run in their own process groups, so a signal to the parent's group
+    does not reach them; PR_SET_PDEATHSIG makes the kernel send SIGKILL
+    instead. Linux only; elsewhere a no-op.
+    """
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig, sigkill = 1, 9
+        libc.prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
