@@ -12,30 +12,16 @@
 #include "verify/candidate_sandbox.h"
 #include "verify/probe.h"
 #include "verify/runtime_checks.h"
-#include "verify/shape_plan.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 #include "verify/timing_session.h"
+#include "verify/verification.h"
 #include "verify/worker_process.h"
 
 namespace kgym::verify {
+namespace detail {
 namespace {
-
-enum class Role { kReference, kCandidate };
-
-std::string_view role_name(Role role) { return role == Role::kReference ? "reference" : "candidate"; }
-
-// A verdict reached before the end, with its one-line reason.
-struct Failure {
-  Verdict verdict;
-  std::string reason;
-  std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
-  bool worker_answered = false;       // an error reply, not a dead or silent worker
-};
-
-// Extra trials whose floating inputs are signed standard normal values.
-constexpr int kSignedNormalTrials = 2;
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -43,6 +29,8 @@ std::uint64_t splitmix64(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
+
+}  // namespace
 
 // Seeds the workers take through torch.manual_seed: 63 bits keep them
 // positive for every torch version.
@@ -78,62 +66,6 @@ int core_count(const std::string& device) {
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-class Verification {
- public:
-  explicit Verification(const VerifyRequest& req)
-      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout) {}
-
-  CaseResult run();
-
- private:
-  std::expected<void, Failure> prepare();
-  std::expected<void, Failure> start_workers();
-  std::expected<void, Failure> check_correctness();
-  std::expected<void, Failure> measure_performance();
-  std::expected<void, Failure> check_extra_shapes();
-  std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
-                                                           std::span<const TensorBytes> first);
-  std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
-                                      std::string_view what);
-  std::expected<void, Failure> shape_trial(const std::string& label);
-  std::expected<Message, Failure> candidate_trial(const std::string& inputs,
-                                                  const nlohmann::json& reference_facts,
-                                                  std::string_view what);
-  std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
-                                               std::span<const TensorBytes> reference);
-  Failure runtime_cheat(CheatFinding finding, std::string_view where);
-  Tolerance tolerance_for(const std::string& dtype) const;
-
-  // Sends `request` to one side and returns its successful reply; every
-  // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
-  std::expected<Message, Failure> call(Role role, const Message& request, std::string_view what,
-                                       bool bounded_by_call_timeout = true);
-  std::expected<Message, Failure> receive(Role role, std::string_view what, Deadline deadline);
-  Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
-  Failure reply_failure(Role role, const Message& reply, std::string_view what);
-  Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
-  WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
-  void note(const std::string& line);
-  // Records the cores a worker runs on (its affinity after pinning to the leased device).
-  void note_cores(Role role, const Message& hello);
-  void finish_logs();
-
-  const VerifyRequest& req_;
-  Clock::time_point start_;
-  Deadline deadline_;
-  CaseResult result_;
-  std::filesystem::path log_path_;
-  std::filesystem::path worker_script_;
-  std::filesystem::path candidate_copy_;
-  std::optional<WorkerProcess> reference_;
-  std::optional<WorkerProcess> candidate_;
-  nlohmann::json constants_;       // the reference's size constants (load reply)
-  nlohmann::json declared_cases_;  // the problem's CASES
-  int reloads_ = 0;
-  bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
-  CandidateBox box_;              // how the candidate's files appear inside its box
-};
 
 void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
@@ -364,280 +296,6 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
   return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
 }
 
-namespace {
-
-std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
-                                      const std::vector<std::string>& payloads, std::size_t first_payload) {
-  std::vector<TensorBytes> views;
-  for (std::size_t i = 0; i < descriptions.size(); ++i) {
-    views.push_back(TensorBytes{descriptions[i].value("dtype", ""),
-                                descriptions[i].value("shape", std::vector<std::int64_t>{}),
-                                payloads.at(first_payload + i)});
-  }
-  return views;
-}
-
-}  // namespace
-
-Tolerance Verification::tolerance_for(const std::string& dtype) const {
-  auto configured = req_.config.tolerances.find(dtype);
-  return configured != req_.config.tolerances.end() ? configured->second : default_tolerance(dtype);
-}
-
-Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {
-  std::string reason = fmt::format("{} — {}: {}", finding.rule, where, finding.evidence);
-  note("runtime finding: " + reason);
-  return Failure{Verdict::kFailCheat, std::move(reason), std::move(finding)};
-}
-
-std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<const TensorBytes> candidate,
-                                                           std::span<const TensorBytes> reference) {
-  auto& correctness = result_.correctness;
-  if (candidate.size() != reference.size()) {
-    correctness.failed_trial = trial;
-    return std::unexpected(Failure{Verdict::kFailCorrectness,
-                                   fmt::format("trial {}: candidate returned {} outputs, the reference {}",
-                                               trial, candidate.size(), reference.size())});
-  }
-  for (std::size_t i = 0; i < reference.size(); ++i) {
-    const TensorBytes& b = reference[i];
-    const TensorBytes& a = candidate[i];
-    auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance_for(b.dtype), b));
-    auto raise = [](std::optional<double>& acc, std::optional<double> v) {
-      if (v) acc = std::max(acc.value_or(0), *v);
-    };
-    raise(correctness.max_abs_err, cmp.max_abs_err);
-    raise(correctness.max_rel_err, cmp.max_rel_err);
-    std::string problem = cmp.problem;
-    if (cmp.ok && correctness.degenerate) {
-      // A degenerate reference (constant or ~zero on the given inputs) is
-      // also held to a relative bound over the whole output.
-      auto rel = relative_l2_error(a, b);
-      double bound = tolerance_for(b.dtype).rtol;
-      if (rel && *rel > bound) {
-        cmp.ok = false;
-        problem = fmt::format("relative L2 error {:.3g} exceeds rtol={:g} (degenerate reference: {})", *rel,
-                              bound, *correctness.degenerate);
-      }
-    }
-    if (!cmp.ok) {
-      correctness.failed_trial = trial;
-      correctness.failed_output = static_cast<int>(i);
-      return std::unexpected(
-          Failure{Verdict::kFailCorrectness, fmt::format("trial {} ({} inputs) output {}: {}", trial,
-                                                         correctness.distributions.at(trial), i, problem)});
-    }
-  }
-  return {};
-}
-
-// Runs the candidate on `inputs` and returns its reply after the runtime
-// checks; the reply's payloads are its outputs.
-std::expected<Message, Failure> Verification::candidate_trial(const std::string& inputs,
-                                                              const nlohmann::json& reference_facts,
-                                                              std::string_view what) {
-  Message request;
-  request.header = {{"op", "trial"}, {"trace", req_.op_trace}};
-  request.payloads.push_back(inputs);
-  auto reply = call(Role::kCandidate, request, what);
-  if (!reply) return std::unexpected(reply.error());
-  if (reply->payloads.size() != reply->header.value("outputs", nlohmann::json::array()).size()) {
-    return std::unexpected(
-        Failure{Verdict::kHarnessError, "candidate reply has the wrong number of payloads"});
-  }
-  const auto& facts = reply->header.value("runtime", nlohmann::json::object());
-  if (!result_.runtime) {
-    result_.runtime.emplace();
-    result_.runtime->checks = {"input_mutation", "output_alias", "output_type", "output_layout",
-                               "op_trace",       "determinism",  "escape"};
-  }
-  add_op_trace(*result_.runtime, facts);
-  if (auto finding = runtime_finding(facts, reference_facts, req_.config.backend)) {
-    return std::unexpected(runtime_cheat(std::move(*finding), what));
-  }
-  return std::move(*reply);
-}
-
-std::expected<void, Failure> Verification::check_correctness() {
-  const int given_trials = std::max(3, req_.config.trials);
-  auto& correctness = result_.correctness;
-  for (int trial = 0; trial < given_trials + kSignedNormalTrials; ++trial) {
-    bool normal = trial >= given_trials;
-    std::uint64_t seed = derive_seed(req_.run_seed, normal ? 500 + static_cast<std::uint64_t>(trial)
-                                                           : 1 + static_cast<std::uint64_t>(trial));
-    std::string distribution = normal ? "normal" : "given";
-    correctness.seeds.push_back(seed);
-    correctness.distributions.push_back(distribution);
-    auto what = fmt::format("trial {}", trial);
-    Message ref_request;
-    ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", distribution}};
-    auto ref = call(Role::kReference, ref_request, what);
-    if (!ref) return std::unexpected(ref.error());
-    const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
-    if (ref->payloads.size() != ref_outputs.size() + 1) {
-      return std::unexpected(
-          Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
-    }
-    auto reference = output_views(ref_outputs, ref->payloads, 1);
-    if (trial == 0) {
-      std::vector<std::string> shapes;
-      for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
-        shapes.push_back(input.value("kind", "") == "tensor"
-                             ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
-                             : input.value("repr", ""));
-      }
-      correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
-      if (auto consistent = check_reference_consistency(ref->payloads[0], reference); !consistent)
-        return consistent;
-      correctness.degenerate = degenerate_kind(reference, req_.config.tolerances);
-      if (correctness.degenerate) {
-        note(fmt::format("degenerate reference: output is {} on the given inputs; a relative bound applies",
-                         *correctness.degenerate));
-      }
-    }
-    if (normal && !all_finite(reference)) {
-      // Signed inputs may leave the problem's domain (log, sqrt); such a
-      // trial says nothing about the candidate.
-      correctness.skipped.push_back(
-          fmt::format("trial {} ({}): reference output not finite", trial, distribution));
-      note(correctness.skipped.back());
-      continue;
-    }
-    const auto& ref_facts = ref->header.value("runtime", nlohmann::json::object());
-    auto cand = candidate_trial(ref->payloads[0], ref_facts, what);
-    if (!cand) return std::unexpected(cand.error());
-    ++correctness.trials;
-    auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
-    if (auto compared = compare_outputs(trial, candidate, reference); !compared) return compared;
-    ++correctness.trials_passed;
-    if (trial != 0) continue;
-    // Determinism: the same inputs again must give the same outputs.
-    auto again = candidate_trial(ref->payloads[0], ref_facts, "trial 0 repeated");
-    if (!again) return std::unexpected(again.error());
-    auto repeated = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
-    for (std::size_t i = 0; i < candidate.size() && i < repeated.size(); ++i) {
-      auto cmp = compare_tensors(repeated[i], candidate[i],
-                                 scaled_tolerance(tolerance_for(reference[i].dtype), reference[i]));
-      if (!cmp.ok) {
-        return std::unexpected(runtime_cheat(
-            CheatFinding{"runtime.nondeterministic", "runtime",
-                         fmt::format("the same inputs twice gave different output {}: {}", i, cmp.problem)},
-            "trial 0 repeated"));
-      }
-    }
-    if (repeated.size() != candidate.size()) {
-      return std::unexpected(
-          runtime_cheat(CheatFinding{"runtime.nondeterministic", "runtime",
-                                     fmt::format("the same inputs twice gave {} then {} outputs",
-                                                 candidate.size(), repeated.size())},
-                        "trial 0 repeated"));
-    }
-  }
-  return {};
-}
-
-std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
-                                                  std::string_view what) {
-  auto state = req_.scratch_dir / "reference" / fmt::format("state_{}.pt", ++reloads_);
-  Message load;
-  load.header = {{"op", "load"},
-                 {"problem", req_.problem.string()},
-                 {"overrides", overrides},
-                 {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", state.string()}};
-  auto loaded = call(Role::kReference, load, what, false);
-  if (!loaded) return std::unexpected(loaded.error());
-  Message build;
-  build.header = {{"op", "build"}, {"state", box_.inside(state, req_.scratch_dir).string()}};
-  auto built = call(Role::kCandidate, build, what, false);
-  if (!built) return std::unexpected(built.error());
-  return {};
-}
-
-// One trial on the problem's own inputs at the shape loaded last.
-std::expected<void, Failure> Verification::shape_trial(const std::string& label) {
-  auto& correctness = result_.correctness;
-  int trial = static_cast<int>(correctness.seeds.size());
-  std::uint64_t seed = derive_seed(req_.run_seed, 700 + static_cast<std::uint64_t>(trial));
-  correctness.seeds.push_back(seed);
-  correctness.distributions.push_back("given");
-  auto what = fmt::format("trial {} ({})", trial, label);
-  Message ref_request;
-  ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", "given"}};
-  auto ref = call(Role::kReference, ref_request, what);
-  if (!ref) return std::unexpected(ref.error());
-  const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
-  if (ref->payloads.size() != ref_outputs.size() + 1) {
-    return std::unexpected(
-        Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
-  }
-  std::vector<std::string> shapes;
-  for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
-    shapes.push_back(input.value("kind", "") == "tensor"
-                         ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
-                         : input.value("repr", ""));
-  }
-  correctness.shapes.push_back(fmt::format("{} ({})", fmt::join(shapes, ", "), label));
-  auto reference = output_views(ref_outputs, ref->payloads, 1);
-  auto cand = candidate_trial(ref->payloads[0], ref->header.value("runtime", nlohmann::json::object()), what);
-  if (!cand) return std::unexpected(cand.error());
-  ++correctness.trials;
-  auto candidate = output_views(cand->header.value("outputs", nlohmann::json::array()), cand->payloads, 0);
-  if (auto compared = compare_outputs(trial, candidate, reference); !compared) {
-    auto failure = compared.error();
-    failure.reason += fmt::format(" [shape {}]", label);
-    return std::unexpected(std::move(failure));
-  }
-  ++correctness.trials_passed;
-  return {};
-}
-
-// The reference run again on the same inputs must match itself (the lint
-// check `not_self_consistent`): otherwise no candidate can pass, and the
-// case is the problem's fault.
-std::expected<void, Failure> Verification::check_reference_consistency(const std::string& inputs,
-                                                                       std::span<const TensorBytes> first) {
-  Message request;
-  request.header = {{"op", "trial"}};
-  request.payloads.push_back(inputs);
-  auto again = call(Role::kReference, request, "re-running the reference on trial 0's inputs");
-  if (!again) return std::unexpected(again.error());
-  auto second = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
-  for (std::size_t i = 0; i < first.size() && i < second.size(); ++i) {
-    auto cmp = compare_tensors(second[i], first[i], tolerance_for(first[i].dtype));
-    if (!cmp.ok) {
-      return std::unexpected(Failure{
-          Verdict::kReferenceError,
-          fmt::format("the reference does not match itself on the same inputs (training-mode dropout or "
-                      "unseeded randomness?): output {}: {}",
-                      i, cmp.problem)});
-    }
-  }
-  return {};
-}
-
-std::expected<void, Failure> Verification::check_extra_shapes() {
-  auto shapes = extra_shapes(constants_, declared_cases_, req_.overrides, derive_seed(req_.run_seed, 3000));
-  if (shapes.empty()) return {};
-  for (const ShapeSet& shape : shapes) {
-    std::string label = fmt::format("{}: {}", shape.origin, overrides_string(shape.overrides));
-    note("shape " + label);
-    auto loaded = reload(shape.overrides, "loading shape " + label);
-    if (!loaded) {
-      // A derived shape the reference itself cannot run (sizes that must
-      // divide each other) says nothing about the candidate.
-      if (loaded.error().verdict != Verdict::kReferenceError || !loaded.error().worker_answered)
-        return loaded;
-      result_.correctness.skipped.push_back(fmt::format("shape {}: {}", label, loaded.error().reason));
-      note(result_.correctness.skipped.back());
-      continue;
-    }
-    if (auto tried = shape_trial(label); !tried) return tried;
-  }
-  // Timing runs at the default shape.
-  return reload(req_.overrides, "reloading the default shape");
-}
-
 std::expected<void, Failure> Verification::measure_performance() {
   Message inputs_request;
   inputs_request.header = {{"op", "trial"}, {"seed", derive_seed(req_.run_seed, 1000)}};
@@ -716,8 +374,8 @@ CaseResult Verification::run() {
   return result_;
 }
 
-}  // namespace
+}  // namespace detail
 
-CaseResult verify_candidate(const VerifyRequest& req) { return Verification(req).run(); }
+CaseResult verify_candidate(const VerifyRequest& req) { return detail::Verification(req).run(); }
 
 }  // namespace kgym::verify

@@ -1,0 +1,100 @@
+#pragma once
+// Internal to verify/: one verification as an object (verify_candidate()
+// runs it). verifier.cc holds its life cycle (workers, calls, failures,
+// timing, the result); verification_correctness.cc the correctness phase
+// (trials, distributions, runtime checks, extra shapes).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "verify/candidate_sandbox.h"
+#include "verify/runtime_checks.h"
+#include "verify/tensor_compare.h"
+#include "verify/verifier.h"
+#include "verify/worker_process.h"
+
+namespace kgym::verify::detail {
+
+enum class Role { kReference, kCandidate };
+
+inline std::string_view role_name(Role role) { return role == Role::kReference ? "reference" : "candidate"; }
+
+// A verdict reached before the end, with its one-line reason.
+struct Failure {
+  Verdict verdict;
+  std::string reason;
+  std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
+  bool worker_answered = false;       // an error reply, not a dead or silent worker
+};
+
+// Extra trials whose floating inputs are signed standard normal values.
+constexpr int kSignedNormalTrials = 2;
+
+// Seeds the workers take through torch.manual_seed (63 bits).
+std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream);
+double seconds_since(Clock::time_point start);
+
+class Verification {
+ public:
+  explicit Verification(const VerifyRequest& req)
+      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout) {}
+
+  CaseResult run();
+
+ private:
+  std::expected<void, Failure> prepare();
+  std::expected<void, Failure> start_workers();
+  std::expected<void, Failure> check_correctness();
+  std::expected<void, Failure> measure_performance();
+  std::expected<void, Failure> check_extra_shapes();
+  std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
+                                                           std::span<const TensorBytes> first);
+  std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
+                                      std::string_view what);
+  std::expected<void, Failure> shape_trial(const std::string& label);
+  std::expected<Message, Failure> candidate_trial(const std::string& inputs,
+                                                  const nlohmann::json& reference_facts,
+                                                  std::string_view what);
+  std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
+                                               std::span<const TensorBytes> reference);
+  Failure runtime_cheat(CheatFinding finding, std::string_view where);
+  Tolerance tolerance_for(const std::string& dtype) const;
+
+  // Sends `request` to one side and returns its successful reply; every
+  // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
+  std::expected<Message, Failure> call(Role role, const Message& request, std::string_view what,
+                                       bool bounded_by_call_timeout = true);
+  std::expected<Message, Failure> receive(Role role, std::string_view what, Deadline deadline);
+  Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
+  Failure reply_failure(Role role, const Message& reply, std::string_view what);
+  Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
+  WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
+  void note(const std::string& line);
+  // Records the cores a worker runs on (its affinity after pinning to the leased device).
+  void note_cores(Role role, const Message& hello);
+  void finish_logs();
+
+  const VerifyRequest& req_;
+  Clock::time_point start_;
+  Deadline deadline_;
+  CaseResult result_;
+  std::filesystem::path log_path_;
+  std::filesystem::path worker_script_;
+  std::filesystem::path candidate_copy_;
+  std::optional<WorkerProcess> reference_;
+  std::optional<WorkerProcess> candidate_;
+  nlohmann::json constants_;       // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;  // the problem's CASES
+  int reloads_ = 0;
+  bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
+  CandidateBox box_;              // how the candidate's files appear inside its box
+};
+
+}  // namespace kgym::verify::detail
