@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "util/fs.h"
+
 extern char** environ;
 
 namespace kgym::util {
@@ -61,20 +63,10 @@ struct SpawnObjects {
 
 // Whether execvp would find `program` (a path, or a name on PATH).
 bool executable_exists(const std::string& program, const std::filesystem::path& cwd) {
-  if (program.find('/') != std::string::npos) {
-    std::filesystem::path at =
-        program.front() == '/' || cwd.empty() ? std::filesystem::path(program) : cwd / program;
-    return ::access(at.c_str(), X_OK) == 0;
-  }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t pos = 0; pos <= dirs.size();) {
-    std::size_t end = std::min(dirs.find(':', pos), dirs.size());
-    std::string dir(dirs.substr(pos, end - pos));
-    if (::access(((dir.empty() ? "." : dir) + "/" + program).c_str(), X_OK) == 0) return true;
-    pos = end + 1;
-  }
-  return false;
+  // A relative path with a '/' is resolved from the child's cwd, as exec does.
+  if (program.find('/') != std::string::npos && program.front() != '/' && !cwd.empty())
+    return find_executable((cwd / program).string()).has_value();
+  return find_executable(program).has_value();
 }
 
 }  // namespace
