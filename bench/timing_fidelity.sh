@@ -10,6 +10,8 @@
 #   2. Double work: the same, with a copy of the problem whose Model runs its
 #      forward twice per call; the time ratio should be 2.0 +- 0.1.
 #   3. How long each case's timing phase and whole verification took.
+#   4. How much of the cores other processes used meanwhile; with more than
+#      10 % the run says the figures describe a busy machine.
 # Usage: bench/timing_fidelity.sh [path/to/kgym] [device (cores), default 0]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -87,4 +89,17 @@ bw = [load(n, "aa")["performance"].get("memory_bandwidth_gbs") for n in names if
 bw = [b for b in bw if b]
 if bw:
     print(f"\nmemory copy bandwidth measured by the reference worker: {min(bw):.1f}-{max(bw):.1f} GB/s")
+
+print("\n4. Other processes' share of the leased cores while timing ran (above 0.10 = flagged contended)")
+busy = 0
+for name in names:
+    cells = []
+    for kind in ("aa", "twice"):
+        r = load(name, kind)
+        share = r and r.get("performance") and r["performance"].get("foreign_cpu_share")
+        busy += share is not None and share > 0.10
+        cells.append(f"{kind} {share:.2f}" if share is not None else f"{kind} -")
+    print(f"{name:14} " + "   ".join(cells))
+if busy:
+    print(f"{busy} timings ran on busy cores: figures 1 and 2 describe a busy machine, not the method")
 PY

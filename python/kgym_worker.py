@@ -254,6 +254,9 @@ class Side:
         `check_call` >= 0 also returns that timed call's outputs."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
+        # CPU time of every thread of this process over the whole batch, so the
+        # parent can tell its own workers' load from other processes'.
+        cpu_start = time.process_time_ns()
         inputs = self.backend.to_device(load_from(payloads[0]))
         keep_call = int(header.get("check_call", -1))
 
@@ -275,9 +278,10 @@ class Side:
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
         if keep_call < 0 or kept is None:
-            return {"ns": samples}, []
+            return {"ns": samples, "cpu_ns": time.process_time_ns() - cpu_start}, []
         reply, buffers = self.outputs_reply(flatten_outputs(kept))
         reply["ns"] = samples
+        reply["cpu_ns"] = time.process_time_ns() - cpu_start
         return reply, buffers
 
 

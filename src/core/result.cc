@@ -140,7 +140,8 @@ json to_json(const CaseResult& r) {
                         {"stop_reason", p.stop_reason},
                         {"flags", p.flags},
                         {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
-                        {"measure_s", optional_json(p.measure_s)}};
+                        {"measure_s", optional_json(p.measure_s)},
+                        {"foreign_cpu_share", optional_json(p.foreign_cpu_share)}};
   } else {
     j["performance"] = nullptr;
   }
@@ -220,6 +221,7 @@ CaseResult result_from_json(const json& j) {
     perf.flags = p.value("flags", std::vector<std::string>{});
     perf.memory_bandwidth_gbs = optional_at<double>(p, "memory_bandwidth_gbs");
     perf.measure_s = optional_at<double>(p, "measure_s");
+    perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {

@@ -86,6 +86,9 @@ struct Performance {
   std::vector<std::string> flags;              // within_noise, outer_clock_mismatch, ...
   std::optional<double> memory_bandwidth_gbs;  // copy bandwidth measured by the reference worker
   std::optional<double> measure_s;             // wall time of the whole timing phase
+  // Share (0..1) of the leased cores' time that processes other than this
+  // verification used while the timed rounds ran; nullopt where unreadable.
+  std::optional<double> foreign_cpu_share;
 };
 
 // How the agent step ended; distinct from the verdict.

@@ -37,6 +37,7 @@ CaseRow row_of(const CaseResult& r) {
     row.speedup_ci95 = r.performance->speedup.ci95;
     row.reference_ms = r.performance->reference.median_ms;
     row.candidate_ms = r.performance->candidate.median_ms;
+    row.timing_flags = r.performance->flags;
   }
   return row;
 }
@@ -186,6 +187,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
     level_rows[row.level].push_back(&row);
     all_rows.push_back(&row);
     if (row.cheat_rule) ++s.cheats_by_rule[*row.cheat_rule];
+    for (const std::string& flag : row.timing_flags) ++s.timing_flags[flag];
     if (usable_speedup(row) && row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
   }
   s.agent = agent_totals(results, s.total.passed());

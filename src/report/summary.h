@@ -90,6 +90,7 @@ struct CaseRow {
   std::optional<Interval> speedup_ci95;
   std::optional<double> reference_ms;
   std::optional<double> candidate_ms;
+  std::vector<std::string> timing_flags;  // performance.flags (contended, within_noise, ...)
   std::string reason;
 };
 
@@ -118,6 +119,7 @@ struct Summary {
   std::vector<LevelSummary> levels;           // natural level order
   std::vector<CaseRow> cases;                 // case id order (see case_order.h)
   std::map<std::string, int> cheats_by_rule;  // rule id -> fail_cheat cases it decided
+  std::map<std::string, int> timing_flags;    // performance flag -> cases that raised it
 };
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become

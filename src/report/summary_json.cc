@@ -3,7 +3,7 @@
 //   schema_version
 //   run:     {run_dir, status, started_at, finished_at, config_path, backend, mode, machine}
 //   totals:  {selected, finished, not_run, pass, correctness_rate, cheat_rate,
-//             cheats_by_rule: {<rule id>: count}, geomean_speedup,
+//             cheats_by_rule: {<rule id>: count}, timing_flags: {<flag>: count}, geomean_speedup,
 //             geomean_ci95: [lo, hi], speedup_cases, faster_with_confidence,
 //             fast_p: [{p, count, rate, rate_ci95, point_count, point_rate}],
 //             verdicts: {<verdict>: count},
@@ -12,7 +12,7 @@
 //   levels:  [{level, selected, finished, not_run, pass, correctness_rate, cheat_rate, verdicts,
 //              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
 //   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
-//              reference_ms, candidate_ms, reason}]
+//              reference_ms, candidate_ms, timing_flags, reason}]
 #include "report/summary.h"
 
 namespace kgym::report {
@@ -77,6 +77,7 @@ json case_json(const CaseRow& row) {
           {"speedup_ci95", std::move(ci)},
           {"reference_ms", opt(row.reference_ms)},
           {"candidate_ms", opt(row.candidate_ms)},
+          {"timing_flags", row.timing_flags},
           {"reason", row.reason}};
 }
 
@@ -90,6 +91,7 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["faster_with_confidence"] = summary.faster_with_confidence;
   totals["fast_p"] = fast_p_json(summary.fast_p);
   totals["cheats_by_rule"] = summary.cheats_by_rule;
+  totals["timing_flags"] = summary.timing_flags;
   const AgentTotals& a = summary.agent;
   totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},
                      {"tool_calls", opt(a.tool_calls)},      {"cost", opt(a.cost)},

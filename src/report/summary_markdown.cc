@@ -126,6 +126,18 @@ void append_cheats(std::string& md, const Summary& s) {
   md += "\nRule ids are explained in docs/anti-cheat.md.\n\n";
 }
 
+void append_timing_flags(std::string& md, const Summary& s) {
+  if (s.timing_flags.empty()) return;
+  md += "## Timing flags\n\n| Flag | Cases |\n|---|---:|\n";
+  for (const auto& [flag, count] : s.timing_flags) md += fmt::format("| `{}` | {} |\n", flag, count);
+  if (s.timing_flags.contains("contended")) {
+    md +=
+        "\n> **Timing ran on busy cores** in the `contended` cases: other processes used more than 10 % of "
+        "the leased cores, so their times describe a busy machine. Rerun them on idle cores (`devices`).\n";
+  }
+  md += "\nFlags are explained in docs/results.md.\n\n";
+}
+
 void append_agent(std::string& md, const Summary& s) {
   const AgentTotals& a = s.agent;
   if (!a.tokens_in && !a.tokens_out && !a.tool_calls && !a.cost) return;
@@ -187,6 +199,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_headline(md, summary);
   append_verdicts(md, summary.total);
   append_cheats(md, summary);
+  append_timing_flags(md, summary);
   append_agent(md, summary);
   append_levels(md, summary);
   append_cases(md, summary);

@@ -58,6 +58,24 @@ TEST(Summarize, CheatsAreCountedPerRuleWithTheirRate) {
   EXPECT_DOUBLE_EQ(j["totals"]["cheat_rate"].get<double>(), 0.75);
 }
 
+TEST(Summarize, TimingFlagsAreCountedAndBusyCoresWarned) {
+  CaseResult a = make_result("level1/1_A", Verdict::kPass, 1.5);
+  a.performance->flags = {"contended", "within_noise"};
+  CaseResult b = make_result("level1/2_B", Verdict::kPass, 0.9);
+  b.performance->flags = {"contended"};
+  Summary s = summarize({a, b, make_result("level1/3_C", Verdict::kPass, 2.0)});
+  EXPECT_EQ(s.timing_flags.at("contended"), 2);
+  EXPECT_EQ(s.timing_flags.at("within_noise"), 1);
+  std::string md = summary_markdown(s, RunInfo{});
+  EXPECT_NE(md.find("| `contended` | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Timing ran on busy cores"), std::string::npos) << md;
+  nlohmann::json j = summary_json(s, RunInfo{});
+  EXPECT_EQ(j["totals"]["timing_flags"]["contended"], 2);
+  EXPECT_EQ(j["cases"][0]["timing_flags"], nlohmann::json({"contended", "within_noise"}));
+  Summary quiet = summarize({make_result("level1/3_C", Verdict::kPass, 2.0)});
+  EXPECT_EQ(summary_markdown(quiet, RunInfo{}).find("Timing flags"), std::string::npos);
+}
+
 TEST(Summarize, FastPCountsOnlyPassingCasesAboveThreshold) {
   Summary s = sample_summary();
   ASSERT_EQ(s.fast_p.size(), 5u);

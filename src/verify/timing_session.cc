@@ -31,18 +31,20 @@ constexpr double kExtraPerCallNs = 1'000'000;
 struct Batch {
   std::vector<double> ns;
   double outer_ns = 0;
+  double cpu_ns = 0;  // the worker's own CPU time over the batch, as it reports it
   Message reply;
 };
 
 class TimingSession {
  public:
   TimingSession(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                const std::function<void(const std::string&)>& note)
+                const std::function<void(const std::string&)>& note, const CoreLoadProbe& load)
       : config_(config),
         timing_(config.timing),
         inputs_(inputs),
         exchange_(exchange),
         note_(note),
+        load_(load),
         rng_(inputs.check_seed) {}
 
   TimingOutcome run();
@@ -58,6 +60,7 @@ class TimingSession {
   const TimingInputs& inputs_;
   const Exchange& exchange_;
   const std::function<void(const std::string&)>& note_;
+  const CoreLoadProbe& load_;
   std::mt19937_64 rng_;
   SteadyClock::time_point start_ = SteadyClock::now();
   // Per round (one reference and one candidate batch, taken back to back).
@@ -66,6 +69,11 @@ class TimingSession {
   ClockTotals clocks_[2];                      // reference, candidate
   std::optional<double> bandwidth_gbs_;
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
+  // The cores' counters and the CPU time spent by this verification over
+  // the timed rounds (workers' reports plus the parent's own).
+  std::optional<util::CpuStat> stat_start_;
+  double own_cpu_start_s_ = 0;
+  double workers_cpu_ns_ = 0;
 };
 
 std::optional<Batch> TimingSession::batch(TimedSide side, int calls, int check_call, std::string_view what) {
@@ -82,6 +90,8 @@ std::optional<Batch> TimingSession::batch(TimedSide side, int calls, int check_c
   Batch b;
   b.outer_ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - sent).count();
   for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) b.ns.push_back(ns.get<double>());
+  if (auto cpu = reply->header.find("cpu_ns"); cpu != reply->header.end() && cpu->is_number())
+    b.cpu_ns = std::max(0.0, cpu->get<double>());
   b.reply = std::move(*reply);
   return b;
 }
@@ -152,6 +162,8 @@ TimingOutcome TimingSession::run() {
                     per_call_ns[1] / 1e6, per_batch));
 
   std::string stop_reason;
+  stat_start_ = load_.read_stat();
+  own_cpu_start_s_ = load_.own_cpu_s();
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - static_cast<int>(candidate_.size()));
     int check_call = std::uniform_int_distribution<int>(0, calls - 1)(rng_);
@@ -173,6 +185,7 @@ TimingOutcome TimingSession::run() {
     reference_.insert(reference_.end(), ref->ns.begin(), ref->ns.end());
     candidate_.insert(candidate_.end(), cand->ns.begin(), cand->ns.end());
     for (auto [totals, b] : {std::pair{&clocks_[0], &*ref}, std::pair{&clocks_[1], &*cand}}) {
+      workers_cpu_ns_ += b->cpu_ns;
       for (double ns : b->ns) totals->inner_ns += ns;
       totals->outer_ns += b->outer_ns;
       totals->calls += static_cast<int>(b->ns.size());
@@ -194,6 +207,11 @@ TimingOutcome TimingSession::run() {
 
 Performance TimingSession::summarize(const std::string& stop_reason) {
   Performance perf;
+  if (auto stat_end = load_.read_stat(); stat_start_ && stat_end) {
+    auto usage = util::usage_between(*stat_start_, *stat_end, load_.cores, load_.ticks_per_second);
+    double own_s = workers_cpu_ns_ / 1e9 + std::max(0.0, load_.own_cpu_s() - own_cpu_start_s_);
+    perf.foreign_cpu_share = foreign_cpu_share(usage, own_s);
+  }
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
   if (auto speedup = paired_speedup_estimate(reference_rounds_, candidate_rounds_)) perf.speedup = *speedup;
@@ -212,9 +230,18 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
        "impossible_time");
   flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
   flag(perf.candidate.samples < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
+  flag(perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare, "contended");
+  if (perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare) {
+    note_(
+        fmt::format("timing: other processes used {:.0f} % of the leased cores while timing ran; these times "
+                    "describe a busy machine (run on idle cores for numbers to trust)",
+                    *perf.foreign_cpu_share * 100));
+  }
   note_(fmt::format(
-      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples; flags [{}]",
+      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples; other processes' "
+      "share of the cores {}; flags [{}]",
       stop_reason, *perf.measure_s, reference_rounds_.size(), reference_.size(), candidate_.size(),
+      perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
       fmt::join(perf.flags, ", ")));
   return perf;
 }
@@ -255,14 +282,19 @@ bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, dou
   return candidate_median_ns < fastest_ns;
 }
 
+std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own_cpu_s) {
+  if (usage.cores == 0 || usage.total_s <= 0) return std::nullopt;
+  return std::clamp((usage.busy_s - own_cpu_s) / usage.total_s, 0.0, 1.0);
+}
+
 bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor) {
   if (!speedup.ci95 || !noise_floor.ci95) return false;
   return speedup.ci95->lo <= noise_floor.ci95->hi && speedup.ci95->hi >= noise_floor.ci95->lo;
 }
 
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                         const std::function<void(const std::string&)>& note) {
-  return TimingSession(config, inputs, exchange, note).run();
+                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load) {
+  return TimingSession(config, inputs, exchange, note, load).run();
 }
 
 }  // namespace kgym::verify

@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/result.h"
+#include "util/cpu_stat.h"
 #include "verify/protocol.h"
 #include "verify/stats.h"
 
@@ -39,9 +40,32 @@ struct TimingOutcome {
   bool call_failed = false;                // the exchange failed; it holds the reason
 };
 
+// How the timing phase tells whether other processes shared its cores: the
+// leased cores' counters before and after the timed rounds (/proc/stat by
+// default; scripted in tests) and this process's own CPU time. The workers
+// report their own CPU time with every batch.
+struct CoreLoadProbe {
+  std::vector<int> cores;  // the cores the workers are pinned to; empty = every core
+  std::function<std::optional<util::CpuStat>()> read_stat = util::read_cpu_stat;
+  std::function<double()> own_cpu_s = util::own_cpu_seconds;
+  double ticks_per_second = util::cpu_ticks_per_second();
+};
+
 // Runs the timing phase. `note` receives one-line log entries.
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                         const std::function<void(const std::string&)>& note);
+                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load = {});
+
+// The share (0..1) of the cores' capacity that other processes used: their
+// busy time less what this verification itself spent (`own_cpu_s`: both
+// workers and the parent), over the elapsed core time. nullopt when no core
+// time elapsed. Tick counters are coarse (10 ms), so a share of a few
+// percent is within their resolution.
+std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own_cpu_s);
+
+// `contended`: other processes took more than this share of the leased
+// cores while timing ran, so both sides were preempted and the times (and
+// their intervals) describe a busy machine, not the kernels.
+inline constexpr double kContendedShare = 0.10;
 
 // The reference's rounds split into the two halves of its A/A noise floor:
 // consecutive pairs of rounds (one A B and one B A) go to the halves in the

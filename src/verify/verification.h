@@ -92,6 +92,7 @@ class Verification {
   std::optional<WorkerProcess> candidate_;
   nlohmann::json constants_;       // the reference's size constants (load reply)
   nlohmann::json declared_cases_;  // the problem's CASES
+  std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
   CandidateBox box_;              // how the candidate's files appear inside its box

@@ -74,6 +74,12 @@ void Verification::note(const std::string& line) {
 void Verification::note_cores(Role role, const Message& hello) {
   auto cores = hello.header.find("cores");
   if (cores == hello.header.end() || !cores->is_array()) return;
+  if (role == Role::kReference) {
+    reference_cores_.clear();
+    for (const auto& core : *cores) {
+      if (core.is_number_integer()) reference_cores_.push_back(core.get<int>());
+    }
+  }
   note(fmt::format("{} worker pinned to cores {} (device {})", role_name(role), cores->dump(), req_.device));
 }
 
@@ -314,8 +320,11 @@ std::expected<void, Failure> Verification::measure_performance() {
     failure = reply.error();
     return std::nullopt;
   };
-  auto outcome =
-      run_timing(req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); });
+  // Both workers are pinned to the leased device's cores, so those are
+  // the cores whose other users would disturb the timing.
+  CoreLoadProbe load{.cores = reference_cores_};
+  auto outcome = run_timing(
+      req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); }, load);
   if (outcome.call_failed)
     return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});

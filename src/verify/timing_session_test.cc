@@ -1,0 +1,116 @@
+// The timing phase against scripted workers: what it concludes about the
+// machine's load from the cores' counters and the workers' CPU reports.
+#include <algorithm>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "verify/timing_session.h"
+
+namespace kgym::verify {
+namespace {
+
+constexpr double kCallNs = 1e6;  // every scripted call takes 1 ms
+
+// One core whose busy time is what the scripted workers report using plus
+// `foreign_s` of other processes' work (from the second reading on), and
+// which idles 1 s between readings.
+struct FakeCore {
+  double workers_s = 0;
+  double foreign_s = 0;
+  int readings = 0;
+};
+
+// Workers that answer every batch at once: each call kCallNs, reporting
+// `cpu_per_call` of CPU per call, which the core counts as busy.
+Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns) {
+  return
+      [core, cpu_per_call_ns](TimedSide, const Message& request, std::string_view) -> std::optional<Message> {
+        Message reply;
+        if (request.header.value("op", "") == "bandwidth") {
+          reply.header = {{"gbs", 10.0}};
+          return reply;
+        }
+        int calls = request.header.value("calls", 1);
+        core->workers_s += cpu_per_call_ns * calls / 1e9;
+        reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), kCallNs)},
+                        {"cpu_ns", cpu_per_call_ns * calls}};
+        return reply;
+      };
+}
+
+CoreLoadProbe scripted_cores(std::shared_ptr<FakeCore> core) {
+  CoreLoadProbe probe;
+  probe.cores = {0};
+  probe.ticks_per_second = 1000;
+  probe.own_cpu_s = [] { return 0.0; };
+  probe.read_stat = [core]() -> std::optional<util::CpuStat> {
+    double foreign = core->readings > 0 ? core->foreign_s : 0;
+    auto busy = static_cast<std::uint64_t>((core->workers_s + foreign) * 1000);
+    auto idle = static_cast<std::uint64_t>(core->readings * 1000);
+    ++core->readings;
+    util::CpuStat stat;
+    stat.cores = {util::CoreTicks{busy, busy + idle}};
+    return stat;
+  };
+  return probe;
+}
+
+VerifierConfig short_timing() {
+  VerifierConfig config;
+  config.timing.warmup = 1;
+  config.timing.min_samples = 10;
+  config.timing.max_repetitions = 40;
+  return config;
+}
+
+bool has_flag(const Performance& p, const std::string& flag) {
+  return std::find(p.flags.begin(), p.flags.end(), flag) != p.flags.end();
+}
+
+TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
+  auto core = std::make_shared<FakeCore>(FakeCore{.foreign_s = 0.5});
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
+      scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  ASSERT_TRUE(outcome.performance->foreign_cpu_share);
+  // The timed rounds' worker CPU, the foreign 0.5 s and 1 s idle.
+  double workers_s = core->workers_s;
+  EXPECT_NEAR(*outcome.performance->foreign_cpu_share, 0.5 / (1.5 + workers_s), 0.01);
+  EXPECT_TRUE(has_flag(*outcome.performance, "contended"));
+}
+
+TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
+  // The workers use several threads: 8 ms of CPU per 1 ms call.
+  auto core = std::make_shared<FakeCore>();
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, 8 * kCallNs),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  ASSERT_TRUE(outcome.performance->foreign_cpu_share);
+  EXPECT_NEAR(*outcome.performance->foreign_cpu_share, 0.0, 0.01);
+  EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
+}
+
+TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
+  auto core = std::make_shared<FakeCore>();
+  CoreLoadProbe probe;
+  probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
+      probe);
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_FALSE(outcome.performance->foreign_cpu_share);
+  EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
+}
+
+TEST(TimingChecks, ForeignShare) {
+  EXPECT_FALSE(foreign_cpu_share(util::CoreUsage{}, 0));
+  EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 0.5), 0.125);
+  // Own CPU above the counted busy time (tick rounding) is no negative load.
+  EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 1.2), 0.0);
+}
+
+}  // namespace
+}  // namespace kgym::verify
