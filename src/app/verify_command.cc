@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "core/config.h"
 #include "util/fs.h"
 #include "verify/python_env.h"
 #include "verify/verifier.h"
@@ -22,7 +23,9 @@ namespace fs = std::filesystem;
 struct VerifyOptions {
   std::string problem;
   std::string candidate;
-  std::string backend = "cpu";
+  std::string config_file;        // verifier.*, sandbox.*, problem.overrides from a run config
+  std::vector<std::string> sets;  // --set KEY=VALUE on that config
+  std::optional<std::string> backend;
   std::string python;
   std::string mode;
   int trials = 0;
@@ -80,7 +83,19 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   }
   req.problem = fs::absolute(o.problem).lexically_normal();
   req.candidate = fs::absolute(o.candidate).lexically_normal();
-  req.config.backend = o.backend;
+  // With a config, its verifier, sandbox and problem overrides are the
+  // starting point; the flags below still win.
+  if (!o.config_file.empty() || !o.sets.empty()) {
+    ConfigSource source;
+    if (!o.config_file.empty()) source.file = o.config_file;
+    source.sets = o.sets;
+    auto config = load_config(source);
+    if (!config) return std::unexpected(config.error().message);
+    req.config = config->verifier;
+    req.sandbox = config->sandbox;
+    req.overrides = config->overrides;
+  }
+  if (o.backend) req.config.backend = *o.backend;
   if (!o.python.empty()) req.config.python = o.python;
   if (!o.mode.empty()) req.config.mode = o.mode;
   if (o.trials > 0) req.config.trials = o.trials;
@@ -140,9 +155,13 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--problem", options->problem,
                   "the problem file (defines Model, get_inputs, get_init_inputs)");
   app->add_option("--candidate", options->candidate, "the candidate file (defines ModelNew)");
-  app->add_option("--backend", options->backend, "cpu | cuda | npu")
-      ->check(CLI::IsMember({"cpu", "cuda", "npu"}))
-      ->capture_default_str();
+  app->add_option("--config", options->config_file,
+                  "YAML config whose verifier.*, sandbox.* and problem.overrides to use");
+  app->add_option("--set", options->sets, "override a config key, KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--backend", options->backend, "cpu | cuda | npu (default: the config's, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda", "npu"}));
   app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));

@@ -29,6 +29,20 @@ expect_exit 1 "a candidate that does not import" "$KGYM" verify --problem "$S/le
   --candidate "$TMP/broken.py" --mode correctness
 expect_output "compile_error" "is a compile_error"
 
+# The config's verifier section applies; a flag still wins over it.
+expect_exit 0 "verifier settings from --set" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$S/solutions/level1/1_ReLU/model_new.py" --set verifier.trials=4 --set verifier.mode=correctness \
+  --json "$TMP/relu_set.json"
+check "--set verifier.mode=correctness: no timing" python3 -c \
+  'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r["performance"] is not None or r["mode"] != "correctness")' \
+  "$TMP/relu_set.json"
+check "--set verifier.trials=4: four trials with the given inputs (plus trial 0 repeated)" python3 -c \
+  'import json,sys; d=json.load(open(sys.argv[1]))["correctness"]["distributions"]; sys.exit(d.count("given") != 5)' \
+  "$TMP/relu_set.json"
+expect_exit 2 "a bad --set is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$S/solutions/level1/1_ReLU/model_new.py" --set verifier.trials=zero
+expect_output "verifier.trials" "names the key"
+
 expect_exit 2 "a missing candidate file is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$TMP/none.py"
 finish
