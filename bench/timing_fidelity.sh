@@ -12,11 +12,14 @@
 #   3. How long each case's timing phase and whole verification took.
 #   4. How much of the cores other processes used meanwhile; with more than
 #      10 % the run says the figures describe a busy machine.
-# Usage: bench/timing_fidelity.sh [path/to/kgym] [device (cores), default 0]
+# Usage: bench/timing_fidelity.sh [path/to/kgym] [device (cores), default 0] [kgym verify options...]
+#   e.g. bench/timing_fidelity.sh build/kgym 0 --set verifier.timing.budget_sec=6
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 KGYM="${1:-$ROOT/build/kgym}"
 DEVICE="${2:-0}"
+shift $(($# < 2 ? $# : 2))
+EXTRA=("$@")
 PROBLEMS=(4_Softmax 5_Matmul 6_LinearGELU 7_RMSNorm 8_ScaleShift)
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-timing.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
@@ -28,7 +31,7 @@ for name in "${PROBLEMS[@]}"; do
   { cat "$problem"; printf '\n\n_once = Model.forward\n\n\ndef _twice(self, *args):\n'
     printf '    _once(self, *args)\n    return _once(self, *args)\n\n\nModel.forward = _twice\n'; } >"$WORK/$name/twice.py"
   for kind in aa twice; do
-    "$KGYM" verify --problem "$problem" --candidate "$WORK/$name/$kind.py" --device "$DEVICE" --seed 1 --candidate-is-reference \
+    "$KGYM" verify --problem "$problem" --candidate "$WORK/$name/$kind.py" --device "$DEVICE" --seed 1 --candidate-is-reference "${EXTRA[@]}" \
       --json "$WORK/$name/$kind.json" >"$WORK/$name/$kind.log" 2>&1 || true
   done
 done

@@ -431,7 +431,8 @@ def serve(args):
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
              "role": args.role, "pid": os.getpid(),
-             "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
+             "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+             "steady_allocator": side.backend.steady_allocator}
         )
     except WorkerError as exc:
         channel.send({"ok": False, "op": "hello", "error_kind": exc.kind, "error": exc.message})

@@ -80,7 +80,9 @@ void Verification::note_cores(Role role, const Message& hello) {
       if (core.is_number_integer()) reference_cores_.push_back(core.get<int>());
     }
   }
-  note(fmt::format("{} worker pinned to cores {} (device {})", role_name(role), cores->dump(), req_.device));
+  bool steady = hello.header.value("steady_allocator", false);
+  note(fmt::format("{} worker pinned to cores {} (device {}); malloc thresholds {}", role_name(role),
+                   cores->dump(), req_.device, steady ? "fixed" : "glibc's defaults (not glibc?)"));
 }
 
 std::expected<void, Failure> Verification::prepare() {
