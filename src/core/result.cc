@@ -26,12 +26,13 @@ json side_json(const TimingSide& s) {
   return {{"median_ms", s.median_ms},
           {"samples", s.samples},
           {"ci95_ms", interval_json(s.ci95_ms)},
-          {"mad_ms", optional_json(s.mad_ms)}};
+          {"mad_ms", optional_json(s.mad_ms)},
+          {"outliers", optional_json(s.outliers)}};
 }
 
 TimingSide side_from(const json& j) {
   return {j.at("median_ms").get<double>(), j.at("samples").get<int>(), interval_from(j, "ci95_ms"),
-          optional_at<double>(j, "mad_ms")};
+          optional_at<double>(j, "mad_ms"), optional_at<int>(j, "outliers")};
 }
 
 json speedup_json(const SpeedupEstimate& s) {

@@ -68,6 +68,9 @@ struct TimingSide {
   int samples = 0;
   std::optional<Interval> ci95_ms;  // bootstrap interval of the median
   std::optional<double> mad_ms;     // median absolute deviation
+  // Samples outside Tukey's fences [q1 - 1.5 IQR, q3 + 1.5 IQR]: kept in
+  // every statistic (the median is robust to them), counted as a warning.
+  std::optional<int> outliers;
 };
 
 struct SpeedupEstimate {

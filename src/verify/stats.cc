@@ -145,6 +145,10 @@ TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapO
   side.median_ms = median(samples_ns).value_or(0) / 1e6;
   if (auto ci = median_ci95(samples_ns, options)) side.ci95_ms = Interval{ci->lo / 1e6, ci->hi / 1e6};
   if (auto spread = mad(samples_ns)) side.mad_ms = *spread / 1e6;
+  if (samples_ns.size() >= 4) {
+    auto flags = outlier_flags(samples_ns);
+    side.outliers = static_cast<int>(std::count(flags.begin(), flags.end(), true));
+  }
   return side;
 }
 

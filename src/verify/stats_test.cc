@@ -97,6 +97,14 @@ TEST(Stats, TimingSideConvertsNanosecondsToMilliseconds) {
   EXPECT_LE(side.ci95_ms->hi, 3.0);
   ASSERT_TRUE(side.mad_ms);
   EXPECT_DOUBLE_EQ(*side.mad_ms, 1.0);
+  EXPECT_FALSE(side.outliers);  // too few samples to tell
+}
+
+TEST(Stats, TimingSideCountsOutliers) {
+  auto side = timing_side_from_ns({10, 11, 10, 12, 11, 10, 50, 60});
+  ASSERT_TRUE(side.outliers);
+  EXPECT_EQ(*side.outliers, 2);
+  EXPECT_DOUBLE_EQ(side.median_ms, 11e-6);  // kept in the statistics
 }
 
 // Rounds whose samples all move together (load, frequency): round i scales

@@ -238,9 +238,10 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
                     *perf.foreign_cpu_share * 100));
   }
   note_(fmt::format(
-      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples; other processes' "
-      "share of the cores {}; flags [{}]",
+      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples ({} and {} "
+      "outliers); other processes' share of the cores {}; flags [{}]",
       stop_reason, *perf.measure_s, reference_rounds_.size(), reference_.size(), candidate_.size(),
+      perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
       perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
       fmt::join(perf.flags, ", ")));
   return perf;
