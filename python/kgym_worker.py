@@ -128,17 +128,14 @@ def load_candidate(path):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    # The candidate's directory (its sibling sources, copied with it) is also
-    # a package, so a bridge file may import its helpers relatively
-    # (`from .kernel_impl import f`) as well as plainly (`import kernel_impl`).
-    package = types.ModuleType("kgym_candidate_pkg")
-    package.__path__ = [directory]
-    sys.modules["kgym_candidate_pkg"] = package
-    name = "kgym_candidate_pkg." + os.path.splitext(os.path.basename(path))[0]
+    # The candidate is loaded as a package whose path is its own directory
+    # (its sibling sources were copied there with it), so a bridge file may
+    # import its helpers relatively (`from .kernel_impl import f`, found as
+    # kgym_candidate.kernel_impl) as well as plainly (`import kernel_impl`).
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
+        spec = importlib.util.spec_from_file_location("kgym_candidate", path, submodule_search_locations=[directory])
         module = importlib.util.module_from_spec(spec)
-        sys.modules["kgym_candidate"] = sys.modules[name] = module
+        sys.modules["kgym_candidate"] = module
         spec.loader.exec_module(module)
     except Exception as exc:
         raise classify_import_failure(exc)

@@ -42,7 +42,7 @@ check "its files are in custom/<level>/<case>/" test -s "$REPO/custom/level1/1_R
 check "the bridge file was copied out as the candidate" test -s "$RUN/cases/level1/1_ReLU/candidate/relu_bridge.py"
 check "with its sibling artifact" test -s "$RUN/cases/level1/1_ReLU/candidate/kernel_impl.py"
 check "and nothing that is not an artifact" test ! -e "$RUN/cases/level1/1_ReLU/candidate/scratch.py"
-check "the verifier took the sibling along" grep -q "candidate sources: 1 file(s) beside relu_bridge.py" "$RUN/cases/level1/1_ReLU/verify.log"
+check "the verifier took the sibling along" sh -c "grep -rqs 'candidate sources: 1 file(s) beside relu_bridge.py' '$RUN/cases/level1/1_ReLU/'"
 expect_verdict "$RUN/cases/level1/4_Softmax/result.json" harness_error
 check "a dir kgym did not make is left alone" test -s "$REPO/custom/level1/4_Softmax/notes.txt"
 check "and the reason says so" grep -q "exists and was not made by kgym" "$RUN/cases/level1/4_Softmax/result.json"
