@@ -128,8 +128,12 @@ def load_candidate(path):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
+    # The candidate is loaded as a package whose path is its own directory
+    # (its sibling sources were copied there with it), so a bridge file may
+    # import its helpers relatively (`from .kernel_impl import f`, found as
+    # kgym_candidate.kernel_impl) as well as plainly (`import kernel_impl`).
     try:
-        spec = importlib.util.spec_from_file_location("kgym_candidate", path)
+        spec = importlib.util.spec_from_file_location("kgym_candidate", path, submodule_search_locations=[directory])
         module = importlib.util.module_from_spec(spec)
         sys.modules["kgym_candidate"] = module
         spec.loader.exec_module(module)

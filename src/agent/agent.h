@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/transcript.h"
@@ -58,6 +59,14 @@ class Agent {
   // The CLI whose `--version` is recorded as provenance; nullopt for kinds
   // that have none (replay, command).
   virtual std::optional<std::string> binary() const { return std::nullopt; }
+  // Host files the agent's program needs inside the bwrap box, as host path
+  // -> path in the box, shown read-only: the CLI itself (it may live in a
+  // tree the box hides) and the profile's own config and credential files
+  // (docs/agents.md). `env` is the agent's environment in the box, its
+  // private home's XDG directories included. Files that do not exist on the
+  // host are left out.
+  using BoxFiles = std::vector<std::pair<std::filesystem::path, std::filesystem::path>>;
+  virtual BoxFiles box_files(const std::map<std::string, std::string>&) const { return {}; }
   // Called once after the case's last agent run: keeps the JSON transcript
   // (from agent.log) under <case_dir>/session/ and returns what it reports.
   // nullopt for kinds that print no known stream.

@@ -3,6 +3,8 @@
 // as its message, printing a JSON event stream into agent.log.
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "agent/command_agent.h"
@@ -39,10 +41,26 @@ class ProfileAgent : public CommandAgent {
     return parse(*log);
   }
 
+  BoxFiles box_files(const std::map<std::string, std::string>& env) const override {
+    BoxFiles files;
+    if (auto cli = util::find_executable(config().binary)) {
+      std::error_code ec;
+      files.emplace_back(std::filesystem::absolute(*cli, ec), std::filesystem::path());
+    }
+    add_profile_files(env, files);
+    std::erase_if(files, [](const auto& file) {
+      std::error_code ec;
+      return !std::filesystem::is_regular_file(file.first, ec);
+    });
+    return files;
+  }
+
  protected:
   virtual Usage parse(std::string_view log) const = 0;
   // The profile's own flags, before agent.extra_args and the prompt.
   virtual std::vector<std::string> flags(const AgentTask& task) const = 0;
+  // The profile's config and credential files for box_files().
+  virtual void add_profile_files(const std::map<std::string, std::string>&, BoxFiles&) const {}
 
   std::expected<std::vector<std::string>, GenerationFailure> command(
       const AgentTask& task, const std::map<std::string, std::string>& values) const override {
@@ -61,6 +79,35 @@ class OpencodeAgent final : public ProfileAgent {
 
  protected:
   Usage parse(std::string_view log) const override { return parse_opencode_stream(log); }
+
+  // OPENCODE_CONFIG (a custom provider) where it is, and the user's own
+  // credentials (`opencode auth login`) and global config at the places the
+  // boxed opencode looks for them: below its private XDG directories.
+  void add_profile_files(const std::map<std::string, std::string>& env, BoxFiles& files) const override {
+    auto value = [&env](const char* name) -> std::string {
+      if (auto it = env.find(name); it != env.end()) return it->second;
+      const char* host = std::getenv(name);
+      return host != nullptr ? host : "";
+    };
+    if (std::string config = value("OPENCODE_CONFIG"); !config.empty() && config.front() == '/')
+      files.emplace_back(config, std::filesystem::path());
+    auto host_dir = [](const char* xdg, const char* below_home) -> std::filesystem::path {
+      if (const char* dir = std::getenv(xdg); dir != nullptr && *dir == '/') return dir;
+      const char* home = std::getenv("HOME");
+      return home != nullptr && *home == '/' ? std::filesystem::path(home) / below_home
+                                             : std::filesystem::path();
+    };
+    auto show = [&](const char* xdg, const char* below_home, const char* file) {
+      std::filesystem::path from = host_dir(xdg, below_home);
+      auto box = env.find(xdg);
+      if (from.empty() || box == env.end()) return;
+      std::filesystem::path to = std::filesystem::path(box->second) / "opencode" / file;
+      if (from / "opencode" / file != to) files.emplace_back(from / "opencode" / file, to);
+    };
+    show("XDG_DATA_HOME", ".local/share", "auth.json");
+    show("XDG_CONFIG_HOME", ".config", "opencode.json");
+    show("XDG_CONFIG_HOME", ".config", "opencode.jsonc");
+  }
   std::vector<std::string> flags(const AgentTask& task) const override {
     std::vector<std::string> argv{"sh",
                                   "-c",

@@ -244,7 +244,8 @@ void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_
     return fail(i, Verdict::kGenerationFailed, launch.error().reason);
   }
   if (!launch->process) return generation_done(i, std::nullopt);
-  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work), launch->timeout)) {
+  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work, run.dir),
+                    launch->timeout)) {
     end_generation(i);
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
     fail(i, Verdict::kGenerationFailed,

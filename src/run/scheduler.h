@@ -69,8 +69,8 @@ class Scheduler {
   bool stage_passed(std::size_t i);
   void end_generation(std::size_t i);
   agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
-  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec,
-                                    const std::filesystem::path& workspace) const;
+  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
+                                    const std::filesystem::path& case_dir) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
   void launch_verification(std::size_t i, std::size_t device);
   void on_exit(std::size_t i, const util::ProcessExit& exit);

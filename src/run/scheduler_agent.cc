@@ -15,7 +15,9 @@
 namespace kgym::run {
 
 util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
-                                             const std::filesystem::path& workspace) const {
+                                             const std::filesystem::path& workspace,
+                                             const std::filesystem::path& case_dir) const {
+  util::ProcessSpec boxed = spec;
   util::SandboxPolicy policy;
   policy.mode = options_.sandbox_mode;
   policy.network = config_.agent.network;
@@ -44,9 +46,17 @@ util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
     for (const auto& path : config_.sandbox.agent_writable) {
       if (std::filesystem::exists(path, ec)) policy.writable.emplace_back(path, std::filesystem::path());
     }
+    // The real $HOME is read-only in the box; CLIs that keep config, data,
+    // caches and state under it get a private home in the case dir (kept
+    // with the case: opencode's session store lives there). agent.env wins.
+    auto home = case_dir / "agent_home";
+    if (util::make_dirs(home)) {
+      policy.writable.emplace_back(home, std::filesystem::path());
+      for (const auto& [key, value] : util::private_home_env(home)) boxed.env.try_emplace(key, value);
+    }
+    for (const auto& file : agent_.box_files(boxed.env)) policy.read_only_over_writable.push_back(file);
     policy.cwd = spec.cwd;
   }
-  util::ProcessSpec boxed = spec;
   boxed.argv = util::sandboxed_argv(policy, spec.argv);
   // /tmp is private to the sandbox; a TMPDIR of the host would not exist there.
   if (policy.mode == util::SandboxMode::kBwrap && !boxed.env.contains("TMPDIR")) boxed.env["TMPDIR"] = "/tmp";

@@ -242,6 +242,35 @@ TEST_F(SchedulerTest, AgentRunsInItsSandboxWithItsWorkspaceWritableAndTheDataset
   EXPECT_EQ(hidden, (std::vector<std::string>{"/tmp", (root_ / "bench").string(), (root_ / "run").string()}));
   EXPECT_EQ(arg_after(*agent, "--ro-bind-try"), "/opt/agent");
   EXPECT_EQ(agent->env.at("TMPDIR"), "/tmp");
+  // A private home in the case dir, writable, with the XDG dirs below it.
+  fs::path home = agent->env.at("HOME");
+  EXPECT_EQ(home.filename(), "agent_home");
+  EXPECT_EQ(home.parent_path().parent_path(), root_ / "run" / "cases" / "level1");
+  EXPECT_EQ(agent->env.at("XDG_DATA_HOME"), (home / ".local" / "share").string());
+  EXPECT_TRUE(fs::is_directory(home));
+  bool bound = false;
+  for (auto it = agent->argv.begin(); it + 1 != agent->argv.end(); ++it)
+    bound |= *it == "--bind" && *(it + 1) == home;
+  EXPECT_TRUE(bound);
+}
+
+TEST_F(SchedulerTest, AgentEnvChoosesItsOwnHome) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"/opt/agent"};
+  config_.agent.env = {{"HOME", "/srv/agent-home"}};
+  options_.sandbox_mode = util::SandboxMode::kBwrap;
+  script = [this](const ProcessSpec& s) {
+    if (!has_arg(s, "/opt/agent")) return default_script(s);
+    fs::path cwd = arg_after(s, "--chdir");
+    return FakeOutcome{
+        std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
+  };
+  run_all();
+  for (const ProcessSpec& s : runner_->started()) {
+    if (!has_arg(s, "/opt/agent")) continue;
+    EXPECT_EQ(s.env.at("HOME"), "/srv/agent-home");
+    EXPECT_NE(s.env.at("XDG_CONFIG_HOME").find("agent_home"), std::string::npos);
+  }
 }
 
 TEST_F(SchedulerTest, VerifyRequestCarriesTheResolvedSandbox) {

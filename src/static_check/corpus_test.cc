@@ -86,6 +86,64 @@ TEST(ExploitCorpus, HonestCandidatesHaveNoFatalFinding) {
   }
 }
 
+// A candidate of several files (tests/exploits/{static,honest}_multi/<case>/):
+// model_new.py, the bridge that defines ModelNew, first; its siblings after.
+std::vector<SourceFile> candidate_files(const fs::path& dir) {
+  std::vector<SourceFile> files{{"model_new.py", read(dir / "model_new.py")}};
+  for (const auto& file : python_files(dir)) {
+    if (file.filename() != "model_new.py") files.push_back({file.filename().string(), read(file)});
+  }
+  return files;
+}
+
+std::vector<fs::path> case_dirs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_directory()) out.push_back(e.path());
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+TEST(ExploitCorpus, AnExploitInASiblingFileIsCaughtAsInTheCandidate) {
+  auto dirs = case_dirs(kSource / "tests/exploits/static_multi");
+  ASSERT_GE(dirs.size(), 4u);
+  for (const auto& dir : dirs) {
+    auto files = candidate_files(dir);
+    std::string head = docstring_head(files[0].source);
+    std::string rule = head.substr(0, head.find(':'));
+    ASSERT_TRUE(rule.starts_with("static.")) << dir << ": docstring must start with the rule id";
+    auto bridge_alone = check_candidate(files[0].source, files[0].name, {});
+    EXPECT_FALSE(std::ranges::any_of(bridge_alone, [&](const Finding& f) { return f.rule == rule; }))
+        << dir << ": the exploit must live in the sibling, not in the bridge" << describe(bridge_alone);
+    auto findings = check_candidate_files(files, {});
+    bool caught = std::ranges::any_of(findings, [&](const Finding& f) {
+      return f.rule == rule && f.fatal() && f.file == "kernel_impl.py";
+    });
+    EXPECT_TRUE(caught) << dir << " is not caught by " << rule << " in kernel_impl.py" << describe(findings);
+  }
+}
+
+TEST(ExploitCorpus, HonestTwoFileCandidatesHaveNoFatalFinding) {
+  auto dirs = case_dirs(kSource / "tests/exploits/honest_multi");
+  ASSERT_GE(dirs.size(), 2u);
+  for (const auto& dir : dirs) {
+    auto files = candidate_files(dir);
+    ASSERT_TRUE(docstring_head(files[0].source).starts_with("Honest")) << dir;
+    auto findings = check_candidate_files(files, {});
+    EXPECT_EQ(first_fatal(findings), nullptr) << dir << describe(findings);
+  }
+}
+
+TEST(ExploitCorpus, ABridgeWithoutItsKernelSiblingHasNoKernel) {
+  auto files = candidate_files(kSource / "tests/exploits/honest_multi/relu_relative_import");
+  files.resize(1);
+  auto findings = check_candidate_files(files, {});
+  const Finding* f = first_fatal(findings);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->rule, "static.no_kernel");
+}
+
 // The runtime corpus (tests/exploits/runtime/, run through `kgym verify`
 // by tests/e2e/70_runtime_exploits.sh) states on a "static: " docstring
 // line what the static layer makes of each exploit: "none" (only the

@@ -41,6 +41,16 @@ struct RuleContext {
 
 std::vector<ExtensionBuild> find_extension_builds(const PythonSource& src);
 
+// The checks of one file: `defines_model` runs the ModelNew and kernel rules
+// (the candidate), false skips them (a sibling module). Unsorted.
+std::vector<Finding> check_source(std::string_view source, std::string_view file_name,
+                                  const CheckOptions& options, bool defines_model);
+
+// Does the file define a kernel of its own: a load_inline / load build with
+// real sources, or a triton.jit (cuda) / pypto.jit (npu) function?
+bool defines_kernel(const PythonSource& src, const std::vector<ExtensionBuild>& builds,
+                    std::string_view backend);
+
 // Rule families (rules.cc: model, kernel, reference, C++; rules_behaviour.cc: the rest).
 void check_model_and_kernel(RuleContext& ctx);
 void check_reference_import(RuleContext& ctx);

@@ -178,8 +178,31 @@ std::vector<std::string> problem_dtypes(std::string_view problem_source) {
   return found;
 }
 
+bool defines_kernel(const PythonSource& src, const std::vector<ExtensionBuild>& builds,
+                    std::string_view backend) {
+  for (const auto& b : builds) {
+    if (b.file_sources) return true;
+    for (const auto& s : b.sources) {
+      if (backend == "cuda" ? s.scan.has_cuda_kernel : s.scan.has_function_body) return true;
+    }
+  }
+  if (backend == "cuda") return has_decorator(src, "triton", "jit");
+  if (backend == "npu") return has_decorator(src, "pypto", "jit");
+  return false;
+}
+
 std::vector<Finding> check_candidate(std::string_view source, std::string_view file_name,
                                      const CheckOptions& options) {
+  std::vector<Finding> findings = check_source(source, file_name, options, true);
+  std::ranges::stable_sort(findings, [](const Finding& a, const Finding& b) {
+    if (a.fatal() != b.fatal()) return a.fatal();
+    return a.line < b.line;
+  });
+  return findings;
+}
+
+std::vector<Finding> check_source(std::string_view source, std::string_view file_name,
+                                  const CheckOptions& options, bool defines_model) {
   std::vector<Finding> findings;
   PythonSource src = parse_python(source);
   RuleContext ctx{src, options, std::string(file_name), &findings, find_extension_builds(src)};
@@ -190,7 +213,7 @@ std::vector<Finding> check_candidate(std::string_view source, std::string_view f
   if (src.error) {
     ctx.add("static.syntax", kWarn, src.error->line, "tokenize", src.error->message);
   }
-  check_model_and_kernel(ctx);
+  if (defines_model) check_model_and_kernel(ctx);
   check_reference_import(ctx);
   check_cpp_sources(ctx);
   check_try_fallback(ctx);
@@ -200,10 +223,6 @@ std::vector<Finding> check_candidate(std::string_view source, std::string_view f
   check_file_access(ctx);
   check_env_switch(ctx);
   check_precision(ctx);
-  std::ranges::stable_sort(findings, [](const Finding& a, const Finding& b) {
-    if (a.fatal() != b.fatal()) return a.fatal();
-    return a.line < b.line;
-  });
   return findings;
 }
 

@@ -40,6 +40,21 @@ struct CheckOptions {
 std::vector<Finding> check_candidate(std::string_view source, std::string_view file_name,
                                      const CheckOptions& options);
 
+// One Python file of a candidate, as the checks see it.
+struct SourceFile {
+  std::string name;  // file name for evidence ("kernel_impl.py")
+  std::string source;
+};
+
+// Every finding on a candidate made of several Python files (rules_files.cc):
+// `files[0]` defines ModelNew, the others are the sibling modules it may
+// import. Every rule runs on every file, so an exploit in a sibling is
+// found exactly as in the candidate; ModelNew is looked up in files[0]
+// only, and a kernel built in a sibling the candidate imports counts as the
+// candidate's own (a forward that calls the library op is still caught).
+// Fatal findings first, then by file and line. Never throws.
+std::vector<Finding> check_candidate_files(const std::vector<SourceFile>& files, const CheckOptions& options);
+
 // The floating dtypes a problem file names in its code (float16, bfloat16,
 // float64, ...), read from tokens without running it; {"float32"} when it
 // names none (torch's default).

@@ -74,6 +74,9 @@ std::vector<std::string> bwrap_prefix(const SandboxPolicy& p) {
   for (const auto& [host, inside] : p.writable) {
     add(out, {"--bind", host.string(), (inside.empty() ? host : inside).string()});
   }
+  for (const auto& [host, inside] : p.read_only_over_writable) {
+    add(out, {"--ro-bind", host.string(), (inside.empty() ? host : inside).string()});
+  }
   add(out, {"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"});
   if (!p.network) out.push_back("--unshare-net");
   if (!p.cwd.empty()) add(out, {"--chdir", p.cwd.string()});
@@ -138,6 +141,14 @@ std::vector<std::string> sandboxed_argv(const SandboxPolicy& policy, const std::
   }
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+std::map<std::string, std::string> private_home_env(const std::filesystem::path& home) {
+  return {{"HOME", home.string()},
+          {"XDG_CONFIG_HOME", (home / ".config").string()},
+          {"XDG_DATA_HOME", (home / ".local" / "share").string()},
+          {"XDG_CACHE_HOME", (home / ".cache").string()},
+          {"XDG_STATE_HOME", (home / ".local" / "state").string()}};
 }
 
 std::string describe_sandbox(SandboxMode mode, bool network) {

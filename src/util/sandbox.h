@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +43,10 @@ struct SandboxPolicy {
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> writable;
   // Read-only mounts at another path inside the sandbox (bwrap).
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> read_only_at;
+  // Read-only mounts made after the writable ones (bwrap), so a single file
+  // can be shown read-only inside a writable directory (a credential file
+  // inside the agent's private home).
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> read_only_over_writable;
   std::filesystem::path cwd;    // inside the sandbox; empty = unchanged
   std::optional<uid_t> run_as;  // switch to this uid/gid (setpriv) when started as root
   SandboxLimits limits;
@@ -55,6 +60,14 @@ std::expected<SandboxMode, std::string> resolve_sandbox_mode(std::string_view re
 
 // The command line that runs `argv` under `policy`.
 std::vector<std::string> sandboxed_argv(const SandboxPolicy& policy, const std::vector<std::string>& argv);
+
+// The environment that makes `home` (a writable directory inside the box)
+// the home of the boxed program: HOME and the XDG base directories
+// (XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME, XDG_STATE_HOME) below it,
+// laid out as on a desktop (`.config`, `.local/share`, `.cache`,
+// `.local/state`). CLIs then keep their config, data, caches and state there
+// instead of in the real $HOME, which the box shows read-only.
+std::map<std::string, std::string> private_home_env(const std::filesystem::path& home);
 
 // One line for run headers: "bwrap (read-only root, no network, pid namespace)".
 std::string describe_sandbox(SandboxMode mode, bool network);

@@ -75,6 +75,33 @@ TEST(Sandbox, BwrapMountsInOrderAndCutsTheNetwork) {
   EXPECT_FALSE(contains(sandboxed_argv(p, {"python3"}), "--unshare-net"));
 }
 
+TEST(Sandbox, ReadOnlyFilesOverWritableDirsAreMountedAfterThem) {
+  SandboxPolicy p;
+  p.mode = SandboxMode::kBwrap;
+  p.limits.no_core_dumps = false;
+  p.writable = {{"/case/agent_home", ""}};
+  p.read_only_over_writable = {
+      {"/root/.local/share/x/auth.json", "/case/agent_home/.local/share/x/auth.json"}};
+  auto argv = sandboxed_argv(p, {"cli"});
+  auto home = std::find(argv.begin(), argv.end(), "/case/agent_home");
+  auto auth = std::find(argv.begin(), argv.end(), "/root/.local/share/x/auth.json");
+  ASSERT_NE(home, argv.end());
+  ASSERT_NE(auth, argv.end());
+  EXPECT_LT(home, auth);  // a later mount covers an earlier one
+  EXPECT_EQ(*(auth - 1), "--ro-bind");
+  EXPECT_EQ(*(auth + 1), "/case/agent_home/.local/share/x/auth.json");
+}
+
+TEST(Sandbox, PrivateHomePutsHomeAndTheXdgDirsBelowIt) {
+  auto env = private_home_env("/case/agent_home");
+  EXPECT_EQ(env.at("HOME"), "/case/agent_home");
+  EXPECT_EQ(env.at("XDG_CONFIG_HOME"), "/case/agent_home/.config");
+  EXPECT_EQ(env.at("XDG_DATA_HOME"), "/case/agent_home/.local/share");
+  EXPECT_EQ(env.at("XDG_CACHE_HOME"), "/case/agent_home/.cache");
+  EXPECT_EQ(env.at("XDG_STATE_HOME"), "/case/agent_home/.local/state");
+  EXPECT_EQ(env.size(), 5u);
+}
+
 TEST(Sandbox, UnshareKeepsTheNetworkOnlyWhenAsked) {
   SandboxPolicy p;
   p.mode = SandboxMode::kUnshare;

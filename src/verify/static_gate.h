@@ -23,4 +23,11 @@ struct StaticGateResult {
 StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
                                  const std::string& backend);
 
+// The same for a candidate of several files: `files[0]` defines ModelNew,
+// the other `.py` files are sibling modules it may import and get every
+// rule as well (static_check::check_candidate_files); files of other kinds
+// are skipped here (C++ is checked where Python hands it to load_inline).
+StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files,
+                                 const std::filesystem::path& problem, const std::string& backend);
+
 }  // namespace kgym::verify

@@ -88,6 +88,7 @@ class Verification {
   std::filesystem::path log_path_;
   std::filesystem::path worker_script_;
   std::filesystem::path candidate_copy_;
+  std::vector<std::filesystem::path> candidate_files_;  // the copy first, then its sibling sources
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
   nlohmann::json constants_;       // the reference's size constants (load reply)

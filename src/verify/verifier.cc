@@ -10,6 +10,7 @@
 
 #include "util/fs.h"
 #include "verify/candidate_sandbox.h"
+#include "verify/candidate_sources.h"
 #include "verify/probe.h"
 #include "verify/runtime_checks.h"
 #include "verify/static_gate.h"
@@ -106,6 +107,26 @@ std::expected<void, Failure> Verification::prepare() {
   if (auto copied = util::copy_regular_file(req_.candidate, candidate_copy_); !copied) {
     return std::unexpected(Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
   }
+  candidate_files_ = {candidate_copy_};
+  // The problem file (when it stands in as the candidate) is copied alone.
+  if (req_.candidate_is_reference) return {};
+  // The sources beside it come along, importable as its siblings.
+  auto siblings = candidate_siblings(req_.candidate, req_.problem);
+  if (!siblings) {
+    return std::unexpected(
+        Failure{Verdict::kCompileError, "cannot take the candidate's sources: " + siblings.error()});
+  }
+  for (const auto& file : *siblings) {
+    auto to = req_.scratch_dir / "candidate" / file.filename();
+    if (auto copied = util::copy_regular_file(file, to); !copied) {
+      return std::unexpected(
+          Failure{Verdict::kHarnessError, "cannot copy a candidate source: " + copied.error()});
+    }
+    candidate_files_.push_back(to);
+  }
+  if (!siblings->empty())
+    note(fmt::format("candidate sources: {} file(s) beside {}", siblings->size(),
+                     req_.candidate.filename().string()));
   return {};
 }
 
@@ -350,7 +371,7 @@ CaseResult Verification::run() {
   auto outcome = prepare();
   // Static checks on the copy that would run, before any worker starts.
   if (outcome && req_.static_checks && !req_.candidate_is_reference) {
-    auto gate = run_static_gate(candidate_copy_, req_.problem, req_.config.backend);
+    auto gate = run_static_gate(candidate_files_, req_.problem, req_.config.backend);
     for (const auto& f : gate.findings) {
       note(fmt::format("static {} {}: {} ({})", f.severity, f.rule, f.evidence, f.message));
     }

@@ -4,7 +4,11 @@
 # opencode profile against a scripted OpenAI-compatible server on 127.0.0.1
 # (tests/integration/mock_openai_server.py): the server answers with a
 # `write` tool call holding a stored sample solution, opencode writes it,
-# kgym verifies it and reports pass, with the usage opencode reported.
+# kgym verifies it and reports pass, with the usage opencode reported. It
+# runs inside the default agent sandbox (bwrap where it works): the config
+# file lies in the host's /tmp, which the box replaces by its own, and the
+# CLI in kgym's build tree, which the box hides; both are shown read-only as
+# the profile's files, and opencode keeps its data in the case's private home.
 # Skipped (exit 77) when npm or the registry is unavailable.
 source "$(dirname "$0")/lib.sh"
 
@@ -28,8 +32,6 @@ trap 'kill $MOCK 2>/dev/null; rm -rf "$TMP"' EXIT
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
 PORT="$(cat "$TMP/port")"
 
-# opencode's config, data and cache stay inside this test's temp dir.
-mkdir -p "$TMP/home"
 cat >"$TMP/opencode.json" <<JSON
 {
   "\$schema": "https://opencode.ai/config.json",
@@ -51,10 +53,6 @@ cat >"$TMP/oc.yaml" <<YAML
 bench_dir: $S
 cases: "1"
 output: {root_dir: $TMP/runs, run_name: oc}
-# Known gap: under the bwrap agent sandbox opencode 1.18 answers "Unexpected
-# server error" before it calls the model (not diagnosed yet); this test
-# checks the profile itself, so it runs the agent unconfined.
-sandbox: {mode: none}
 agent:
   kind: opencode
   binary: $OPENCODE
@@ -64,11 +62,6 @@ agent:
   env:
     OPENCODE_CONFIG: $TMP/opencode.json
     OPENCODE_DISABLE_MODELS_FETCH: "1"
-    HOME: $TMP/home
-    XDG_CONFIG_HOME: $TMP/home/.config
-    XDG_DATA_HOME: $TMP/home/.local/share
-    XDG_CACHE_HOME: $TMP/home/.cache
-    XDG_STATE_HOME: $TMP/home/.local/state
 verifier: {mode: correctness}
 YAML
 RUN="$TMP/runs/oc"
@@ -85,5 +78,8 @@ check "tokens out" grep -q '"out": 100' "$C/result.json"
 check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
 check "cost as opencode computed it" grep -q '"cost": 0.0075' "$C/result.json"
 check "the CLI version is recorded" grep -q "\"agent_version\": \"$VERSION\"" "$C/result.json"
-check "opencode kept its data in the test's own dirs" test -d "$TMP/home/.local/share/opencode"
+if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null; then
+  expect_output "isolation: agent bwrap" "the agent ran in the bwrap box"
+  check "opencode kept its data in the case's private home" test -d "$C/agent_home/.local/share/opencode"
+fi
 finish
