@@ -121,6 +121,11 @@ int run_verify(const VerifyOptions& o) {
     if (!python) return usage_error(python.error());
     req->python = python->python;
   }
+  // A run checked its backend once before any case (its children pass --request).
+  if (o.request_file.empty()) {
+    if (auto usable = verify::check_backend(req->python, req->config.backend); !usable)
+      return usage_error(usable.error());
+  }
   bool temporary_scratch = req->scratch_dir.empty();
   if (temporary_scratch) {
     auto pattern = (fs::temp_directory_path() / "kgym-verify-XXXXXX").string();

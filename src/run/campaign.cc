@@ -202,6 +202,13 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.error(fmt::format("kgym: {}", python.error()));
     return CampaignStatus::kUsageError;
   }
+  // A backend the interpreter cannot use would fail every case after its
+  // agent ran; say so before any work.
+  if (auto usable = verify::check_backend(python->python, config.verifier.backend); !usable) {
+    printer.error(
+        fmt::format("kgym: {}: key 'verifier.backend': {}", config.source.string(), usable.error()));
+    return CampaignStatus::kUsageError;
+  }
   auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
   if (!sandbox) {
     printer.error(fmt::format("kgym: {}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));

@@ -34,7 +34,42 @@ std::expected<std::string, std::string> torch_version_of(const std::string& pyth
   return std::unexpected(last.empty() ? run->exit.describe() : last);
 }
 
+// Prints kMarker + "yes" when the backend can run, else the reason.
+constexpr const char* kBackendProbe = R"(import sys
+import torch
+backend = sys.argv[1]
+try:
+    if backend == "npu":
+        import torch_npu  # noqa: F401
+    ok = getattr(torch, backend).is_available()
+    why = "" if ok else "torch.%s.is_available() is False" % backend
+except Exception as exc:
+    ok, why = False, "%s: %s" % (type(exc).__name__, exc)
+print("KGYM_BACKEND=" + ("yes" if ok else why))
+)";
+
 }  // namespace
+
+std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
+                                               std::chrono::seconds timeout) {
+  if (backend == "cpu") return {};
+  auto run = run_captured({python, "-c", kBackendProbe, backend}, Clock::now() + timeout);
+  if (!run) return std::unexpected(run.error());
+  constexpr std::string_view marker = "KGYM_BACKEND=";
+  auto at = run->output.find(marker);
+  std::string answer;
+  if (at != std::string::npos) {
+    auto start = at + marker.size();
+    answer = run->output.substr(start, run->output.find('\n', start) - start);
+  } else {
+    answer = run->exit.describe();
+  }
+  if (answer == "yes") return {};
+  return std::unexpected(
+      fmt::format("backend {} is not available to {} ({}); use backend cpu, or set "
+                  "verifier.python to an interpreter with {} support",
+                  backend, python, answer, backend == "npu" ? "torch_npu" : "CUDA"));
+}
 
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,
                                                      std::chrono::seconds per_try) {

@@ -19,4 +19,11 @@ struct PythonEnv {
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,
                                                      std::chrono::seconds per_try = std::chrono::seconds(60));
 
+// Whether `python` can run kernels on `backend`: always for "cpu"; for
+// "cuda" torch.cuda.is_available(), for "npu" torch_npu imports and
+// torch.npu.is_available(). The error says what is missing and what to
+// change (backend or interpreter). Bounded by `timeout`.
+std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
+                                               std::chrono::seconds timeout = std::chrono::seconds(120));
+
 }  // namespace kgym::verify

@@ -31,6 +31,25 @@ check "no run directory was created" test ! -e "$TMP/runs"
 expect_exit 2 "--set with a bad value" "$KGYM" run --set concurrency=abc
 expect_output "concurrency" "names the key"
 
+# An interpreter whose torch has no CUDA (a stand-in, so the check is the
+# same on machines that have a GPU): a cuda run stops before any case.
+cat >"$TMP/cpu_only_python" <<'PY'
+#!/usr/bin/env bash
+case "$*" in
+  *KGYM_BACKEND*) echo "KGYM_BACKEND=torch.cuda.is_available() is False" ;;
+  *) echo "KGYM_TORCH_VERSION=9.9.9" ;;
+esac
+PY
+chmod +x "$TMP/cpu_only_python"
+expect_exit 2 "a backend the interpreter cannot use" "$KGYM" run --set verifier.backend=cuda \
+  --set verifier.python="$TMP/cpu_only_python" --set output.root_dir="$TMP/runs"
+expect_output "key 'verifier.backend': backend cuda is not available to $TMP/cpu_only_python \(torch.cuda.is_available\(\) is False\); use backend cpu" \
+  "names the key, the reason and the fix"
+check "no run dir was made" test ! -e "$TMP/runs"
+expect_exit 2 "kgym verify says the same" "$KGYM" verify --problem "$SRC/data/sample/level1/1_ReLU.py" \
+  --candidate "$SRC/data/sample/solutions/level1/1_ReLU/model_new.py" --backend cuda --python "$TMP/cpu_only_python"
+expect_output "backend cuda is not available" "before any worker starts"
+
 expect_exit 2 "kgym monitor on a missing dir" "$KGYM" monitor "$TMP/none" --once
 expect_exit 2 "kgym report on a dir without cases" "$KGYM" report "$TMP"
 
