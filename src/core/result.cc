@@ -94,6 +94,42 @@ std::string_view to_string(GenerationOutcome o) {
   return "launch_failed";
 }
 
+json samples_json(const SamplesSummary& s) {
+  json per_sample = json::array();
+  for (const SampleOutcome& o : s.per_sample) {
+    per_sample.push_back({{"sample", o.sample},
+                          {"verdict", to_string(o.verdict)},
+                          {"speedup", optional_json(o.speedup)},
+                          {"reason", o.reason}});
+  }
+  json pass_at_k = json::object();
+  for (const auto& [k, value] : s.pass_at_k) pass_at_k[std::to_string(k)] = value;
+  auto one = s.pass_at_k.find(1);
+  return {{"n", s.n},
+          {"passed", s.passed},
+          {"chosen", s.chosen},
+          {"pass_at_1", one == s.pass_at_k.end() ? json(nullptr) : json(one->second)},
+          {"pass_at_k", pass_at_k},
+          {"best_speedup", optional_json(s.best_speedup)},
+          {"per_sample", per_sample}};
+}
+
+SamplesSummary samples_from_json(const json& j) {
+  SamplesSummary s;
+  s.n = j.at("n").get<int>();
+  s.passed = j.at("passed").get<int>();
+  s.chosen = j.value("chosen", 1);
+  for (const auto& [k, value] : j.at("pass_at_k").items()) s.pass_at_k[std::stoi(k)] = value.get<double>();
+  s.best_speedup = optional_at<double>(j, "best_speedup");
+  for (const json& o : j.at("per_sample")) {
+    auto verdict = parse_verdict(o.at("verdict").get<std::string>());
+    if (!verdict) throw json::other_error::create(501, "unknown verdict in samples.per_sample", &o);
+    s.per_sample.push_back(
+        {o.at("sample").get<int>(), *verdict, optional_at<double>(o, "speedup"), o.value("reason", "")});
+  }
+  return s;
+}
+
 json to_json(const CaseResult& r) {
   json j;
   j["schema_version"] = r.schema_version;
@@ -165,6 +201,7 @@ json to_json(const CaseResult& r) {
                   {"compile_s", optional_json(r.timings.compile_s)},
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
+  if (r.samples) j["samples"] = samples_json(*r.samples);
   return j;
 }
 
@@ -248,6 +285,7 @@ CaseResult result_from_json(const json& j) {
     r.timings.verify_s = optional_at<double>(*it, "verify_s");
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
+  if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
   return r;
 }
 
