@@ -55,6 +55,13 @@ std::vector<std::string> headline_items(const Summary& s) {
   items.push_back(s.geomean_speedup
                       ? fmt::format("geomean {} over {}", format_speedup(s.geomean_speedup), s.speedup_cases)
                       : fmt::format("geomean {}", kAbsent));
+  if (s.pass_at_k) {
+    for (const auto& [k, rate] : s.pass_at_k->rate) {
+      if (k == 1 || k == s.pass_at_k->samples)
+        items.push_back(fmt::format("pass@{} {}", k, format_rate(rate)));
+    }
+    items.push_back(fmt::format("(best of {} samples)", s.pass_at_k->samples));
+  }
   return items;
 }
 
