@@ -75,8 +75,10 @@ std::vector<std::string> verdict_items(const Tally& t) {
 }
 
 std::vector<std::string> row_cells(const CaseRow& row) {
+  std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
+  if (row.samples) verdict += fmt::format(" {}/{}", row.samples_passed, *row.samples);  // samples that passed
   return {row.case_id,
-          row.verdict ? std::string(to_string(*row.verdict)) : "not run",
+          verdict,
           format_speedup(row.speedup),
           format_ms(row.reference_ms),
           format_ms(row.candidate_ms),
