@@ -111,6 +111,9 @@ json samples_json(const SamplesSummary& s) {
           {"pass_at_1", one == s.pass_at_k.end() ? json(nullptr) : json(one->second)},
           {"pass_at_k", pass_at_k},
           {"best_speedup", optional_json(s.best_speedup)},
+          {"tokens", {{"in", optional_json(s.tokens_in)}, {"out", optional_json(s.tokens_out)}}},
+          {"tool_calls", optional_json(s.tool_calls)},
+          {"cost", optional_json(s.cost)},
           {"per_sample", per_sample}};
 }
 
@@ -121,6 +124,12 @@ SamplesSummary samples_from_json(const json& j) {
   s.chosen = j.value("chosen", 1);
   for (const auto& [k, value] : j.at("pass_at_k").items()) s.pass_at_k[std::stoi(k)] = value.get<double>();
   s.best_speedup = optional_at<double>(j, "best_speedup");
+  if (auto tokens = j.find("tokens"); tokens != j.end() && tokens->is_object()) {
+    s.tokens_in = optional_at<std::int64_t>(*tokens, "in");
+    s.tokens_out = optional_at<std::int64_t>(*tokens, "out");
+  }
+  s.tool_calls = optional_at<std::int64_t>(j, "tool_calls");
+  s.cost = optional_at<double>(j, "cost");
   for (const json& o : j.at("per_sample")) {
     auto verdict = parse_verdict(o.at("verdict").get<std::string>());
     if (!verdict) throw json::other_error::create(501, "unknown verdict in samples.per_sample", &o);

@@ -151,6 +151,12 @@ struct SamplesSummary {
   int chosen = 1;                      // the sample whose result the case reports
   std::map<int, double> pass_at_k;     // k -> unbiased pass@k (core/pass_at_k.h), k = 1..n
   std::optional<double> best_speedup;  // highest median speedup among passing samples
+  // What the agents reported, summed over every sample (the case's
+  // `generation` is the chosen sample's alone); nullopt when none reported it.
+  std::optional<std::int64_t> tokens_in;
+  std::optional<std::int64_t> tokens_out;
+  std::optional<std::int64_t> tool_calls;
+  std::optional<double> cost;
   std::vector<SampleOutcome> per_sample;
 };
 

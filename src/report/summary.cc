@@ -179,6 +179,15 @@ AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
     if (value) total = total.value_or(0) + *value;
   };
   for (const CaseResult& r : results) {
+    // A case with samples paid for every one of them.
+    if (r.samples) {
+      add(t.tokens_in, r.samples->tokens_in);
+      add(t.tokens_out, r.samples->tokens_out);
+      add(t.tool_calls, r.samples->tool_calls);
+      add(t.cost, r.samples->cost);
+      if (r.samples->cost) ++t.cases_with_cost;
+      continue;
+    }
     if (!r.generation) continue;
     add(t.tokens_in, r.generation->tokens_in);
     add(t.tokens_out, r.generation->tokens_out);

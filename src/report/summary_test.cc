@@ -219,6 +219,10 @@ TEST(Summarize, PassAtKIsTheMeanOverSampledCases) {
   EXPECT_EQ(j["cases"][0]["samples"]["passed"], 1);
   EXPECT_NE(summary_markdown(s, RunInfo{}).find("| all | 3 | 5/12 | 41.7% | 50.0% |"), std::string::npos);
   EXPECT_FALSE(sample_summary().pass_at_k);
+  results[0].generation = Generation{};
+  results[0].generation->cost = 1.0;  // the chosen sample's
+  results[0].samples->cost = 3.0;     // all four samples'
+  EXPECT_EQ(summarize(results).agent.cost, 3.0);
   EXPECT_FALSE(summary_json(sample_summary(), RunInfo{})["totals"].contains("pass_at_k"));
 }
 

@@ -37,6 +37,11 @@ int failure_rank(Verdict v) {
   return static_cast<int>(kOrder.size());
 }
 
+template <typename T>
+void add(std::optional<T>& total, const std::optional<T>& value) {
+  if (value) total = total.value_or(0) + *value;
+}
+
 std::optional<double> speedup(const CaseResult& r) {
   if (!r.performance) return std::nullopt;
   return r.performance->speedup.median;
@@ -82,6 +87,12 @@ CaseResult case_result_of_samples(const std::vector<CaseResult>& results) {
       if (auto up = speedup(r); up && (!s.best_speedup || *up > *s.best_speedup)) s.best_speedup = up;
     }
     s.per_sample.push_back({static_cast<int>(i) + 1, r.verdict, speedup(r), r.reason});
+    if (r.generation) {
+      add(s.tokens_in, r.generation->tokens_in);
+      add(s.tokens_out, r.generation->tokens_out);
+      add(s.tool_calls, r.generation->tool_calls);
+      add(s.cost, r.generation->cost);
+    }
   }
   s.pass_at_k = pass_at_ks(s.n, s.passed, every_k(s.n));
   CaseResult out = results[chosen];

@@ -71,6 +71,25 @@ TEST(CaseResultOfSamples, TheChosenResultWithItsSamplesBlock) {
   EXPECT_EQ(r.samples->per_sample[1].sample, 2);
 }
 
+TEST(CaseResultOfSamples, AgentUsageIsSummedOverSamples) {
+  std::vector<CaseResult> s = {sample(Verdict::kPass, 1.0), sample(Verdict::kPass, 2.0),
+                               sample(Verdict::kCrash)};
+  s[0].generation = Generation{};
+  s[0].generation->tokens_in = 100;
+  s[0].generation->cost = 0.25;
+  s[1].generation = Generation{};
+  s[1].generation->tokens_in = 50;
+  s[1].generation->cost = 0.5;
+  CaseResult r = case_result_of_samples(s);
+  EXPECT_EQ(r.generation->cost, 0.5);  // the chosen sample's own
+  EXPECT_EQ(r.samples->tokens_in, 150);
+  EXPECT_EQ(r.samples->cost, 0.75);
+  EXPECT_FALSE(r.samples->tokens_out);
+  CaseResult back = result_from_json(to_json(r));
+  EXPECT_EQ(back.samples->tokens_in, 150);
+  EXPECT_EQ(back.samples->cost, 0.75);
+}
+
 TEST(CaseResultOfSamples, SurvivesTheResultJson) {
   CaseResult r = case_result_of_samples({sample(Verdict::kCrash), sample(Verdict::kPass, 2.0)});
   CaseResult back = result_from_json(to_json(r));
