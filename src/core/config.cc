@@ -30,9 +30,9 @@ using config_detail::Mapping;
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"bench_dir",   "level",   "cases",    "devices",
-                                         "concurrency", "output",  "agent",    "verifier",
-                                         "problem",     "monitor", "workflow", "sandbox"};
+constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
+                                         "output",    "agent",   "verifier", "problem", "monitor",
+                                         "workflow",  "sandbox", "samples"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
@@ -161,6 +161,11 @@ Config read_config(ConfigReader& reader) {
     if (auto value =
             reader.integer(*entry, 1, "set how many cases run at once, at least 1, e.g. concurrency: 2"))
       config.concurrency = static_cast<int>(*value);
+  }
+  if (auto entry = top.get("samples")) {
+    if (auto value = reader.integer(
+            *entry, 1, "set how many independent generations each case gets, at least 1, e.g. samples: 5"))
+      config.samples = static_cast<int>(*value);
   }
   if (auto entry = top.get("verifier"))
     config_detail::read_verifier(reader, *entry, config.verifier);

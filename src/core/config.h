@@ -38,6 +38,9 @@ struct AgentConfig {
   std::vector<std::string> artifacts{"model_new.py"};  // artifacts[0] is the candidate
   std::optional<std::string> model;
   bool network = true;  // keep network access in the agent's sandbox (its LLM API)
+  // The agent leases a device before it starts and keeps it through its own
+  // verification (docs/agents.md "Devices"); false: only verification does.
+  bool needs_device = false;
   // kind: replay
   std::filesystem::path replay_dir;
 };
@@ -111,7 +114,10 @@ struct Config {
   std::string level = "level1";
   std::string cases = "";  // selector; "" = every case of `level`
   std::vector<std::string> devices{"all"};
-  int concurrency = 1;
+  int concurrency = 1;  // samples in flight at once (each sample of a case counts)
+  // Independent generations per case (pass@k, docs/results.md "Samples");
+  // 1 keeps the single-sample layout.
+  int samples = 1;
   std::filesystem::path output_root;
   std::optional<std::string> run_name;  // default: timestamp
   AgentConfig agent;

@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::string_view kAgentKeys[] = {
     "kind", "argv",   "env",        "timeout_sec",    "workdir",   "artifacts", "model",
-    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network"};
+    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network",   "needs_device"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
 
 bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }
@@ -258,6 +258,15 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
   }
   if (auto entry = agent_map.get("network")) {
     if (auto network = reader.boolean(*entry)) agent.network = *network;
+  }
+  if (auto entry = agent_map.get("needs_device")) {
+    if (auto needs = reader.boolean(*entry)) {
+      if (*needs && agent.kind == "replay")
+        reader.error(*entry, "needs an agent that runs",
+                     "remove it or set agent.kind to command, opencode, claude or codex");
+      else
+        agent.needs_device = *needs;
+    }
   }
   if (auto entry = agent_map.get("env")) read_env(reader, *entry, agent);
   if (auto entry = agent_map.get("artifacts")) read_artifacts(reader, *entry, agent);

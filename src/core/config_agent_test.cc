@@ -129,3 +129,36 @@ TEST_F(ConfigTest, WorkflowExampleLoads) {
 
 }  // namespace
 }  // namespace kgym::testing_config
+
+namespace kgym::testing_config {
+namespace {
+
+TEST_F(ConfigTest, SamplesAndAgentDeviceDefaultOff) {
+  auto config = load(kMinimal);
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->samples, 1);
+  EXPECT_FALSE(config->agent.needs_device);
+}
+
+TEST_F(ConfigTest, SamplesAndAgentDevice) {
+  auto config = load(
+      "bench_dir: bench\nsamples: 5\nagent:\n  kind: command\n  argv: [/bin/sh]\n"
+      "  needs_device: true\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->samples, 5);
+  EXPECT_TRUE(config->agent.needs_device);
+}
+
+TEST_F(ConfigTest, SamplesBelowOneAndAReplayAgentWithADeviceAreErrors) {
+  std::string message = error_of(std::string(kMinimal) + "  needs_device: true\nsamples: 0\n");
+  EXPECT_TRUE(Contains(message, at(6, "samples") +
+                                    "0 is below the minimum 1; set how many independent generations each "
+                                    "case gets, at least 1, e.g. samples: 5"))
+      << message;
+  EXPECT_TRUE(Contains(message, at(5, "agent.needs_device") +
+                                    "needs an agent that runs; remove it or set agent.kind to command"))
+      << message;
+}
+
+}  // namespace
+}  // namespace kgym::testing_config

@@ -36,7 +36,7 @@ json config_record(const Config& c) {
   const AgentConfig& a = c.agent;
   const VerifierConfig& v = c.verifier;
   const SandboxConfig& s = c.sandbox;
-  return {
+  json record = {
       {"bench_dir", c.bench_dir.string()},
       {"level", c.level},
       {"cases", c.cases},
@@ -82,6 +82,11 @@ json config_record(const Config& c) {
           {"file_size_mb", s.file_size_mb},
           {"processes", s.processes}}}}},
   };
+  // Keys recorded only away from their defaults, so run.json of a run that
+  // does not use them (and --resume against it) stays as it was.
+  if (c.samples != 1) record["samples"] = c.samples;
+  if (a.needs_device) record["agent"]["needs_device"] = true;
+  return record;
 }
 
 std::vector<std::string> config_differences(const json& recorded, const json& current) {

@@ -95,6 +95,51 @@ std::string_view to_string(GenerationOutcome o) {
   return "launch_failed";
 }
 
+json samples_json(const SamplesSummary& s) {
+  json per_sample = json::array();
+  for (const SampleOutcome& o : s.per_sample) {
+    per_sample.push_back({{"sample", o.sample},
+                          {"verdict", to_string(o.verdict)},
+                          {"speedup", optional_json(o.speedup)},
+                          {"reason", o.reason}});
+  }
+  json pass_at_k = json::object();
+  for (const auto& [k, value] : s.pass_at_k) pass_at_k[std::to_string(k)] = value;
+  auto one = s.pass_at_k.find(1);
+  return {{"n", s.n},
+          {"passed", s.passed},
+          {"chosen", s.chosen},
+          {"pass_at_1", one == s.pass_at_k.end() ? json(nullptr) : json(one->second)},
+          {"pass_at_k", pass_at_k},
+          {"best_speedup", optional_json(s.best_speedup)},
+          {"tokens", {{"in", optional_json(s.tokens_in)}, {"out", optional_json(s.tokens_out)}}},
+          {"tool_calls", optional_json(s.tool_calls)},
+          {"cost", optional_json(s.cost)},
+          {"per_sample", per_sample}};
+}
+
+SamplesSummary samples_from_json(const json& j) {
+  SamplesSummary s;
+  s.n = j.at("n").get<int>();
+  s.passed = j.at("passed").get<int>();
+  s.chosen = j.value("chosen", 1);
+  for (const auto& [k, value] : j.at("pass_at_k").items()) s.pass_at_k[std::stoi(k)] = value.get<double>();
+  s.best_speedup = optional_at<double>(j, "best_speedup");
+  if (auto tokens = j.find("tokens"); tokens != j.end() && tokens->is_object()) {
+    s.tokens_in = optional_at<std::int64_t>(*tokens, "in");
+    s.tokens_out = optional_at<std::int64_t>(*tokens, "out");
+  }
+  s.tool_calls = optional_at<std::int64_t>(j, "tool_calls");
+  s.cost = optional_at<double>(j, "cost");
+  for (const json& o : j.at("per_sample")) {
+    auto verdict = parse_verdict(o.at("verdict").get<std::string>());
+    if (!verdict) throw json::other_error::create(501, "unknown verdict in samples.per_sample", &o);
+    s.per_sample.push_back(
+        {o.at("sample").get<int>(), *verdict, optional_at<double>(o, "speedup"), o.value("reason", "")});
+  }
+  return s;
+}
+
 json to_json(const CaseResult& r) {
   json j;
   j["schema_version"] = r.schema_version;
@@ -167,6 +212,7 @@ json to_json(const CaseResult& r) {
                   {"compile_s", optional_json(r.timings.compile_s)},
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
+  if (r.samples) j["samples"] = samples_json(*r.samples);
   return j;
 }
 
@@ -251,6 +297,7 @@ CaseResult result_from_json(const json& j) {
     r.timings.verify_s = optional_at<double>(*it, "verify_s");
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
+  if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
   return r;
 }
 

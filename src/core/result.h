@@ -141,6 +141,31 @@ struct Timings {
   std::optional<double> total_s;
 };
 
+// One generation of a case run with `samples` > 1 (docs/results.md "Samples").
+struct SampleOutcome {
+  int sample = 1;  // from 1
+  Verdict verdict = Verdict::kHarnessError;
+  std::optional<double> speedup;  // median, when the sample was timed
+  std::string reason;
+};
+
+// What a case's samples add up to; its result's other fields are those of
+// sample `chosen`.
+struct SamplesSummary {
+  int n = 0;                           // samples run
+  int passed = 0;                      // samples whose verdict is pass
+  int chosen = 1;                      // the sample whose result the case reports
+  std::map<int, double> pass_at_k;     // k -> unbiased pass@k (core/pass_at_k.h), k = 1..n
+  std::optional<double> best_speedup;  // highest median speedup among passing samples
+  // What the agents reported, summed over every sample (the case's
+  // `generation` is the chosen sample's alone); nullopt when none reported it.
+  std::optional<std::int64_t> tokens_in;
+  std::optional<std::int64_t> tokens_out;
+  std::optional<std::int64_t> tool_calls;
+  std::optional<double> cost;
+  std::vector<SampleOutcome> per_sample;
+};
+
 struct CaseResult {
   int schema_version = kResultSchemaVersion;
   std::string case_id;  // "<level>/<N>_<Name>"
@@ -155,9 +180,13 @@ struct CaseResult {
   Timings timings;
   std::string backend;
   std::string mode;  // "correctness" | "performance"
+  // Only for a case run with samples > 1; absent from the JSON otherwise.
+  std::optional<SamplesSummary> samples;
 };
 
 nlohmann::json to_json(const CaseResult& r);
+nlohmann::json samples_json(const SamplesSummary& s);
+SamplesSummary samples_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 nlohmann::json stages_json(const std::vector<StageRecord>& stages);
 std::vector<StageRecord> stages_from_json(const nlohmann::json& j);
 // Parses a result written by to_json; throws nlohmann::json::exception on a

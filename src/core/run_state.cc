@@ -13,19 +13,25 @@ using util::optional_at;
 using util::optional_json;
 
 json case_json(const CaseState& c) {
-  return {{"id", c.id},
-          {"phase", c.phase},
-          {"stage", c.stage},
-          {"attempt", c.attempt},
-          {"failed_gates", c.failed_gates},
-          {"pid", optional_json(c.pid)},
-          {"device", optional_json(c.device)},
-          {"started_at", optional_json(c.started_at)},
-          {"phase_started_at", optional_json(c.phase_started_at)},
-          {"finished_at", optional_json(c.finished_at)},
-          {"verdict", optional_json(c.verdict)},
-          {"speedup", optional_json(c.speedup)},
-          {"reason", c.reason}};
+  json j = {{"id", c.id},
+            {"phase", c.phase},
+            {"stage", c.stage},
+            {"attempt", c.attempt},
+            {"failed_gates", c.failed_gates},
+            {"pid", optional_json(c.pid)},
+            {"device", optional_json(c.device)},
+            {"started_at", optional_json(c.started_at)},
+            {"phase_started_at", optional_json(c.phase_started_at)},
+            {"finished_at", optional_json(c.finished_at)},
+            {"verdict", optional_json(c.verdict)},
+            {"speedup", optional_json(c.speedup)},
+            {"reason", c.reason}};
+  if (c.samples > 1) {
+    j["sample"] = c.sample;
+    j["samples"] = c.samples;
+    j["samples_done"] = c.samples_done;
+  }
+  return j;
 }
 
 CaseState case_from(const json& j) {
@@ -43,6 +49,9 @@ CaseState case_from(const json& j) {
   c.verdict = optional_at<std::string>(j, "verdict");
   c.speedup = optional_at<double>(j, "speedup");
   c.reason = j.value("reason", "");
+  c.sample = j.value("sample", 0);
+  c.samples = j.value("samples", 0);
+  c.samples_done = j.value("samples_done", 0);
   return c;
 }
 
@@ -51,10 +60,12 @@ CaseState case_from(const json& j) {
 json to_json(const RunState& s) {
   json cases = json::array();
   for (const CaseState& c : s.cases) cases.push_back(case_json(c));
-  return {
+  json j = {
       {"schema_version", s.schema_version},     {"run_dir", s.run_dir},       {"status", s.status},
       {"harness_pid", s.harness_pid},           {"started_at", s.started_at}, {"updated_at", s.updated_at},
       {"monitor_poll_sec", s.monitor_poll_sec}, {"devices", s.devices},       {"cases", std::move(cases)}};
+  if (s.device_holders) j["device_holders"] = *s.device_holders;
+  return j;
 }
 
 RunState run_state_from_json(const json& j) {
@@ -76,6 +87,8 @@ RunState run_state_from_json(const json& j) {
   s.updated_at = j.value("updated_at", 0.0);
   s.monitor_poll_sec = j.value("monitor_poll_sec", 1.0);
   s.devices = j.value("devices", std::vector<std::string>{});
+  if (auto it = j.find("device_holders"); it != j.end() && it->is_object())
+    s.device_holders = it->get<std::map<std::string, std::string>>();
   if (auto it = j.find("cases"); it != j.end() && !it->is_null()) {
     for (const json& c : it->get_ref<const json::array_t&>()) s.cases.push_back(case_from(c));
   }

@@ -3,6 +3,7 @@
 // transition by run/ and read by monitor/. Times are wall-clock UNIX seconds
 // (they only stamp the record; durations inside the harness use a steady
 // clock).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct CaseState {
   std::optional<double> speedup;
   std::string reason;
   std::vector<std::string> failed_gates;  // workflow: the checks the last attempt failed
+  // A case run with samples > 1 (absent from the JSON otherwise): the
+  // sample the phase belongs to (from 1), how many there are, how many ended.
+  int sample = 0;
+  int samples = 0;
+  int samples_done = 0;
 };
 
 struct RunState {
@@ -39,6 +45,10 @@ struct RunState {
   double monitor_poll_sec = 1.0;     // the run's monitor.poll_sec: how often a monitor rereads this file
   std::vector<std::string> devices;  // the run's device pool, in order; empty when unknown (older files)
   std::vector<CaseState> cases;
+  // Device name -> who holds it now ("level1/2_Op" or "level1/2_Op s2/3");
+  // a device missing from the map is free. nullopt in older files, whose
+  // holders are read off the case rows instead.
+  std::optional<std::map<std::string, std::string>> device_holders;
 };
 
 nlohmann::json to_json(const RunState& s);

@@ -46,6 +46,12 @@ Cells row_cells(const CaseState& c, double now) {
   Cells cells;
   cells[kCase] = c.id;
   cells[kPhase] = c.phase;
+  // A case with several samples: which one the phase belongs to ("s2/4"),
+  // or how many have ended once it is done ("4/4").
+  if (c.samples > 1) {
+    cells[kPhase] += is_done(c) ? fmt::format(" {}/{}", c.samples_done, c.samples)
+                                : fmt::format(" s{}/{}", c.sample, c.samples);
+  }
   cells[kStage] = c.stage.empty() ? std::string(kNone) : c.stage;
   cells[kTry] = c.attempt > 0 ? std::to_string(c.attempt) : std::string(kNone);
   cells[kDevice] = c.device.value_or(std::string(kNone));
@@ -130,11 +136,25 @@ std::string devices_line(const RunState& s, std::size_t width) {
   std::vector<std::string> parts;
   int busy = 0;
   for (const std::string& name : names) {
-    auto user = std::find_if(s.cases.begin(), s.cases.end(),
-                             [&](const CaseState& c) { return is_running(c) && c.device == name; });
-    if (user != s.cases.end()) ++busy;
-    parts.push_back(user == s.cases.end() ? name + ": idle"
-                                          : name + ": " + util::truncate_cells(user->id, kMinIdCells + 4));
+    // The scheduler lists each holder (a sample during generation with
+    // agent.needs_device, or a verification); older files only have rows.
+    std::optional<std::string> holder;
+    if (s.device_holders) {
+      if (auto it = s.device_holders->find(name); it != s.device_holders->end()) holder = it->second;
+    } else {
+      auto user = std::find_if(s.cases.begin(), s.cases.end(),
+                               [&](const CaseState& c) { return is_running(c) && c.device == name; });
+      if (user != s.cases.end()) holder = user->id;
+    }
+    if (holder) ++busy;
+    if (!holder) {
+      parts.push_back(name + ": idle");
+      continue;
+    }
+    // "level1/2_Op s2/3": the case id is shortened, never the sample.
+    std::size_t space = holder->find(' ');
+    std::string suffix = space == std::string::npos ? "" : holder->substr(space);
+    parts.push_back(name + ": " + util::truncate_cells(holder->substr(0, space), kMinIdCells + 4) + suffix);
   }
   return util::truncate_cells(
       fmt::format("devices {}/{} busy  {}", busy, names.size(), fmt::join(parts, "  ")), width);
@@ -239,6 +259,9 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
         std::clamp(util::display_width(c[kStage]), columns[kStage].width, std::size_t{14});
     columns[kDevice].width =
         std::clamp(util::display_width(c[kDevice]), columns[kDevice].width, std::size_t{10});
+    // "waiting_device s2/4" with samples per case.
+    columns[kPhase].width =
+        std::clamp(util::display_width(c[kPhase]), columns[kPhase].width, std::size_t{20});
   }
   // STAGE only when some visible case is in a workflow stage (runs without
   // workflows never have one).

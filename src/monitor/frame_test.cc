@@ -206,5 +206,33 @@ TEST(RenderFrame, RepromptedStageShowsItsFailedChecks) {
   EXPECT_NE(frame.find("2 checks failed"), std::string::npos) << frame;
 }
 
+// With samples per case the phase says which sample it is; the device line
+// shows each holder the scheduler listed, a generating agent included.
+TEST(RenderFrame, SampledCaseAndDeviceHolders) {
+  RunState s;
+  s.run_dir = "/runs/k";
+  s.started_at = kT0;
+  s.updated_at = kNow - 1;
+  s.devices = {"0", "1"};
+  s.device_holders = std::map<std::string, std::string>{{"1", "level1/19_ReLU s2/4"}};
+  CaseState c = make_case("level1/19_ReLU", "generating");
+  c.sample = 2;
+  c.samples = 4;
+  c.samples_done = 1;
+  c.device = "1";
+  c.started_at = kT0;
+  c.phase_started_at = kNow - 5;
+  CaseState done = make_case("level1/1_A", "done");
+  done.samples = 4;
+  done.samples_done = 4;
+  done.verdict = "pass";
+  done.device = "0";  // its last device, since returned
+  s.cases = {c, done};
+  std::string frame = render_frame(s, kNow, 160, 12);
+  EXPECT_NE(frame.find("generating s2/4"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("done 4/4"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("\ndevices 1/2 busy  0: idle  1: level1/19_ReLU s2/4\n"), std::string::npos) << frame;
+}
+
 }  // namespace
 }  // namespace kgym::monitor

@@ -84,7 +84,24 @@ void headline(std::string& html, const Summary& s) {
     geomean += fmt::format(" <span class=\"ci\">[{}, {}]</span>", esc(format_speedup(s.geomean_ci95->lo)),
                            esc(format_speedup(s.geomean_ci95->hi)));
   }
-  card(html, "geomean speedup", geomean, fmt::format("over {} passing cases", s.speedup_cases));
+  card(html, s.pass_at_k ? "best-of-k geomean speedup" : "geomean speedup", geomean,
+       fmt::format("over {} passing cases", s.speedup_cases));
+  // Several samples per case: pass@1 and pass@k, overall and per level.
+  if (s.pass_at_k) {
+    const PassAtK& p = *s.pass_at_k;
+    for (int k : {1, p.samples}) {
+      auto it = p.rate.find(k);
+      if (it == p.rate.end() || (k == p.samples && k == 1)) continue;
+      std::string levels;
+      for (const LevelSummary& l : s.levels) {
+        if (!l.pass_at_k || !l.pass_at_k->rate.contains(k)) continue;
+        levels +=
+            fmt::format("{}{} {}", levels.empty() ? "" : ", ", l.level, format_rate(l.pass_at_k->rate.at(k)));
+      }
+      card(html, fmt::format("pass@{}", k), esc(format_rate(it->second)),
+           fmt::format("{} samples per case; {}", p.samples, levels));
+    }
+  }
   html += "</div>\n</section>\n";
 }
 

@@ -131,6 +131,24 @@ TEST_F(HtmlReportTest, HasEverySectionAndPlot) {
   EXPECT_TRUE(tags_balance(html, problem)) << problem;
 }
 
+// Cases run with samples get pass@1 and pass@K cards, with the figure of
+// each level, and the geomean is named best-of-k.
+TEST_F(HtmlReportTest, SampledRunShowsPassAtK) {
+  for (CaseResult& r : results_) {
+    r.samples = SamplesSummary{};
+    r.samples->n = 4;
+    r.samples->passed = r.verdict == Verdict::kPass ? 2 : 0;
+  }
+  summary_ = summarize(results_);
+  std::string html = html_report(input_);
+  EXPECT_NE(html.find("<div class=\"k\">pass@1</div><div class=\"v\">30.0%"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"k\">pass@4</div><div class=\"v\">60.0%"), std::string::npos);
+  EXPECT_NE(html.find("4 samples per case; level1 33.3%, level2 25.0%"), std::string::npos) << html;
+  EXPECT_NE(html.find("best-of-k geomean speedup"), std::string::npos);
+  std::string problem;
+  EXPECT_TRUE(tags_balance(html, problem)) << problem;
+}
+
 TEST_F(HtmlReportTest, HeadlineNumbers) {
   std::string html = html_report(input_);
   // 3 of 6 pass, 1 of 6 cheats; fast_p cards for 1, 1.5 and 2; geomean of 1.8, 0.6, 2.5.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/pass_at_k.h"
 #include "report/case_order.h"
 
 namespace kgym::report {
@@ -32,6 +33,10 @@ CaseRow row_of(const CaseResult& r) {
   row.verdict = r.verdict;
   if (r.cheat) row.cheat_rule = r.cheat->rule;
   row.reason = r.reason;
+  if (r.samples) {
+    row.samples = r.samples->n;
+    row.samples_passed = r.samples->passed;
+  }
   if (r.performance) {
     row.speedup = r.performance->speedup.median;
     row.speedup_ci95 = r.performance->speedup.ci95;
@@ -119,6 +124,26 @@ std::vector<FastP> fast_p_of(const std::vector<const CaseRow*>& rows, int select
   return out;
 }
 
+std::optional<PassAtK> pass_at_k_of(const std::vector<const CaseRow*>& rows) {
+  PassAtK out;
+  for (const CaseRow* row : rows) {
+    if (!row->samples || *row->samples < 1) continue;
+    ++out.cases;
+    out.samples = out.cases == 1 ? *row->samples : std::min(out.samples, *row->samples);
+    out.samples_run += *row->samples;
+    out.samples_passed += row->samples_passed;
+  }
+  if (out.cases == 0) return std::nullopt;
+  for (int k = 1; k <= out.samples; ++k) {
+    double sum = 0;
+    for (const CaseRow* row : rows) {
+      if (row->samples && *row->samples >= 1) sum += pass_at_k(*row->samples, row->samples_passed, k);
+    }
+    out.rate[k] = sum / out.cases;
+  }
+  return out;
+}
+
 std::vector<double> speedups_of(const std::vector<const CaseRow*>& rows) {
   std::vector<double> out;
   for (const CaseRow* row : rows) {
@@ -155,6 +180,15 @@ AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
     if (value) total = total.value_or(0) + *value;
   };
   for (const CaseResult& r : results) {
+    // A case with samples paid for every one of them.
+    if (r.samples) {
+      add(t.tokens_in, r.samples->tokens_in);
+      add(t.tokens_out, r.samples->tokens_out);
+      add(t.tool_calls, r.samples->tool_calls);
+      add(t.cost, r.samples->cost);
+      if (r.samples->cost) ++t.cases_with_cost;
+      continue;
+    }
     if (!r.generation) continue;
     add(t.tokens_in, r.generation->tokens_in);
     add(t.tokens_out, r.generation->tokens_out);
@@ -196,10 +230,12 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   s.geomean_ci95 = overall.ci95;
   s.speedup_cases = overall.cases;
   s.fast_p = fast_p_of(all_rows, s.total.selected);
+  s.pass_at_k = pass_at_k_of(all_rows);
 
   for (auto& [level, tally] : levels) {
     const auto& rows = level_rows[level];
-    s.levels.push_back({level, tally, fast_p_of(rows, tally.selected), geomean_of(speedups_of(rows))});
+    s.levels.push_back(
+        {level, tally, fast_p_of(rows, tally.selected), geomean_of(speedups_of(rows)), pass_at_k_of(rows)});
   }
   std::stable_sort(s.levels.begin(), s.levels.end(), [](const LevelSummary& a, const LevelSummary& b) {
     return natural_less(a.level, b.level);

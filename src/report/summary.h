@@ -72,11 +72,24 @@ struct Geomean {
   int cases = 0;
 };
 
+// pass@k over the cases that ran several samples each (config `samples`):
+// for every k, the mean over those cases of the case's unbiased pass@k
+// (core/pass_at_k.h). Such a case reports its best sample, so the geometric
+// mean speedup beside it is the best-of-k speedup.
+struct PassAtK {
+  int cases = 0;    // cases with samples
+  int samples = 0;  // samples per case (the fewest, when cases differ: every k up to it is defined for all)
+  int samples_run = 0;
+  int samples_passed = 0;
+  std::map<int, double> rate;  // k -> mean pass@k, k = 1..samples
+};
+
 struct LevelSummary {
   std::string level;
   Tally tally;
   std::vector<FastP> fast_p;  // one per kFastThresholds
   Geomean geomean;
+  std::optional<PassAtK> pass_at_k;  // nullopt when no case of the level has samples
 };
 
 // One row per selected case. `verdict` is nullopt for a case that did not
@@ -92,6 +105,8 @@ struct CaseRow {
   std::optional<double> candidate_ms;
   std::vector<std::string> timing_flags;  // performance.flags (contended, within_noise, ...)
   std::string reason;
+  std::optional<int> samples;  // samples run, for a case with several
+  int samples_passed = 0;
 };
 
 // What the agents reported over the run (figures a CLI did not report stay
@@ -120,6 +135,7 @@ struct Summary {
   std::vector<CaseRow> cases;                 // case id order (see case_order.h)
   std::map<std::string, int> cheats_by_rule;  // rule id -> fail_cheat cases it decided
   std::map<std::string, int> timing_flags;    // performance flag -> cases that raised it
+  std::optional<PassAtK> pass_at_k;           // nullopt when no case has samples
 };
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become

@@ -13,6 +13,10 @@
 //              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
 //   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
 //              reference_ms, candidate_ms, timing_flags, reason}]
+// With samples per case (config `samples` > 1) only: totals and each level
+// get pass_at_k: {cases, samples, samples_run, samples_passed, pass_at_1,
+// pass_at: {"<k>": rate}, best_of_k_geomean_speedup}, and each case row
+// samples: {n, passed}.
 #include "report/summary.h"
 
 namespace kgym::report {
@@ -67,18 +71,33 @@ json run_json(const RunInfo& info) {
           {"machine", info.machine}};
 }
 
+json pass_at_k_json(const PassAtK& p, std::optional<double> geomean) {
+  json rates = json::object();
+  for (const auto& [k, rate] : p.rate) rates[std::to_string(k)] = rate;
+  auto one = p.rate.find(1);
+  return {{"cases", p.cases},
+          {"samples", p.samples},
+          {"samples_run", p.samples_run},
+          {"samples_passed", p.samples_passed},
+          {"pass_at_1", one == p.rate.end() ? json(nullptr) : json(one->second)},
+          {"pass_at", std::move(rates)},
+          {"best_of_k_geomean_speedup", opt(geomean)}};
+}
+
 json case_json(const CaseRow& row) {
   json ci = row.speedup_ci95 ? json::array({row.speedup_ci95->lo, row.speedup_ci95->hi}) : json(nullptr);
-  return {{"case_id", row.case_id},
-          {"level", row.level},
-          {"status", row.verdict ? "done" : "not_run"},
-          {"verdict", row.verdict ? json(std::string(to_string(*row.verdict))) : json(nullptr)},
-          {"speedup", opt(row.speedup)},
-          {"speedup_ci95", std::move(ci)},
-          {"reference_ms", opt(row.reference_ms)},
-          {"candidate_ms", opt(row.candidate_ms)},
-          {"timing_flags", row.timing_flags},
-          {"reason", row.reason}};
+  json j = {{"case_id", row.case_id},
+            {"level", row.level},
+            {"status", row.verdict ? "done" : "not_run"},
+            {"verdict", row.verdict ? json(std::string(to_string(*row.verdict))) : json(nullptr)},
+            {"speedup", opt(row.speedup)},
+            {"speedup_ci95", std::move(ci)},
+            {"reference_ms", opt(row.reference_ms)},
+            {"candidate_ms", opt(row.candidate_ms)},
+            {"timing_flags", row.timing_flags},
+            {"reason", row.reason}};
+  if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
+  return j;
 }
 
 }  // namespace
@@ -92,6 +111,7 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["fast_p"] = fast_p_json(summary.fast_p);
   totals["cheats_by_rule"] = summary.cheats_by_rule;
   totals["timing_flags"] = summary.timing_flags;
+  if (summary.pass_at_k) totals["pass_at_k"] = pass_at_k_json(*summary.pass_at_k, summary.geomean_speedup);
   const AgentTotals& a = summary.agent;
   totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},
                      {"tool_calls", opt(a.tool_calls)},      {"cost", opt(a.cost)},
@@ -105,6 +125,7 @@ json summary_json(const Summary& summary, const RunInfo& info) {
     entry["geomean_speedup"] = opt(l.geomean.value);
     entry["geomean_ci95"] = interval(l.geomean.ci95);
     entry["speedup_cases"] = l.geomean.cases;
+    if (l.pass_at_k) entry["pass_at_k"] = pass_at_k_json(*l.pass_at_k, l.geomean.value);
     levels.push_back(std::move(entry));
   }
   json cases = json::array();

@@ -172,12 +172,43 @@ void append_levels(std::string& md, const Summary& s) {
   md += "\n";
 }
 
+// Only for a run with several samples per case.
+void append_pass_at_k(std::string& md, const Summary& s) {
+  if (!s.pass_at_k) return;
+  const int k_max = s.pass_at_k->samples;
+  md += "## pass@k\n\n| Scope | Cases | Samples passed |";
+  std::string align = "|---|---:|---:|";
+  for (int k = 1; k <= k_max; ++k) {
+    md += fmt::format(" pass@{} |", k);
+    align += "---:|";
+  }
+  md += " Best-of-k geomean speedup |\n" + align + "---:|\n";
+  auto row = [&](const std::string& scope, const PassAtK& p, const std::string& geomean) {
+    md += fmt::format("| {} | {} | {}/{} |", md_text(scope), p.cases, p.samples_passed, p.samples_run);
+    for (int k = 1; k <= k_max; ++k) {
+      auto it = p.rate.find(k);
+      md += fmt::format(" {} |", it == p.rate.end() ? std::string(kAbsent) : format_rate(it->second));
+    }
+    md += fmt::format(" {} |\n", geomean);
+  };
+  row("all", *s.pass_at_k, geomean_text(s.geomean_speedup, s.geomean_ci95, s.speedup_cases));
+  for (const LevelSummary& l : s.levels) {
+    if (l.pass_at_k)
+      row(l.level, *l.pass_at_k, geomean_text(l.geomean.value, l.geomean.ci95, l.geomean.cases));
+  }
+  md += fmt::format(
+      "\npass@k: the unbiased estimate, over {} samples per case, that at least one of k samples passes "
+      "(mean over cases). Each case reports its best sample, so its speedup is the best of its samples.\n\n",
+      k_max);
+}
+
 void append_cases(std::string& md, const Summary& s) {
   md += "## Cases\n\n| Case | Verdict | Speedup | Reference ms | Candidate ms | Reason |\n";
   md += "|---|---|---:|---:|---:|---|\n";
   for (const CaseRow& row : s.cases) {
     std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
     if (row.verdict == Verdict::kPass) verdict = "**pass**";
+    if (row.samples) verdict += fmt::format(" ({}/{} samples)", row.samples_passed, *row.samples);
     // A finished case links to its record, relative to the run directory, so
     // the link works wherever the directory is browsed (a code-hosting site
     // included).
@@ -202,6 +233,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_timing_flags(md, summary);
   append_agent(md, summary);
   append_levels(md, summary);
+  append_pass_at_k(md, summary);
   append_cases(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {
     md += "## Machine\n\n| Property | Value |\n|---|---|\n";

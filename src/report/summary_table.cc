@@ -55,6 +55,13 @@ std::vector<std::string> headline_items(const Summary& s) {
   items.push_back(s.geomean_speedup
                       ? fmt::format("geomean {} over {}", format_speedup(s.geomean_speedup), s.speedup_cases)
                       : fmt::format("geomean {}", kAbsent));
+  if (s.pass_at_k) {
+    for (const auto& [k, rate] : s.pass_at_k->rate) {
+      if (k == 1 || k == s.pass_at_k->samples)
+        items.push_back(fmt::format("pass@{} {}", k, format_rate(rate)));
+    }
+    items.push_back(fmt::format("(best of {} samples)", s.pass_at_k->samples));
+  }
   return items;
 }
 
@@ -68,8 +75,10 @@ std::vector<std::string> verdict_items(const Tally& t) {
 }
 
 std::vector<std::string> row_cells(const CaseRow& row) {
+  std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
+  if (row.samples) verdict += fmt::format(" {}/{}", row.samples_passed, *row.samples);  // samples that passed
   return {row.case_id,
-          row.verdict ? std::string(to_string(*row.verdict)) : "not run",
+          verdict,
           format_speedup(row.speedup),
           format_ms(row.reference_ms),
           format_ms(row.candidate_ms),

@@ -203,5 +203,46 @@ TEST(CaseOrder, LevelsAndNumbersCompareNaturally) {
   EXPECT_EQ(level_of("pto_case/3_X"), "pto_case");
 }
 
+// Results of cases run with samples: per-case pass@k averaged over the
+// cases, overall and per level; runs without samples have none.
+CaseResult with_samples(CaseResult r, int n, int passed) {
+  r.samples = SamplesSummary{};
+  r.samples->n = n;
+  r.samples->passed = passed;
+  return r;
+}
+
+TEST(Summarize, PassAtKIsTheMeanOverSampledCases) {
+  std::vector<CaseResult> results = {
+      with_samples(make_result("level1/1_A", Verdict::kPass, 2.0), 4, 1),
+      with_samples(make_result("level1/2_B", Verdict::kPass, 1.5), 4, 4),
+      with_samples(make_result("level2/1_C", Verdict::kFailCorrectness), 4, 0),
+  };
+  Summary s = summarize(results);
+  ASSERT_TRUE(s.pass_at_k);
+  EXPECT_EQ(s.pass_at_k->cases, 3);
+  EXPECT_EQ(s.pass_at_k->samples, 4);
+  EXPECT_EQ(s.pass_at_k->samples_run, 12);
+  EXPECT_EQ(s.pass_at_k->samples_passed, 5);
+  EXPECT_DOUBLE_EQ(s.pass_at_k->rate.at(1), (0.25 + 1.0 + 0.0) / 3);
+  EXPECT_DOUBLE_EQ(s.pass_at_k->rate.at(2), (0.5 + 1.0 + 0.0) / 3);  // 1 - C(3,2)/C(4,2) = 0.5
+  EXPECT_DOUBLE_EQ(s.pass_at_k->rate.at(4), 2.0 / 3);
+  ASSERT_EQ(s.levels.size(), 2u);
+  ASSERT_TRUE(s.levels[0].pass_at_k);
+  EXPECT_DOUBLE_EQ(s.levels[0].pass_at_k->rate.at(1), 0.625);
+  EXPECT_DOUBLE_EQ(s.levels[1].pass_at_k->rate.at(4), 0.0);
+  nlohmann::json j = summary_json(s, RunInfo{});
+  EXPECT_DOUBLE_EQ(j["totals"]["pass_at_k"]["pass_at_1"].get<double>(), (0.25 + 1.0) / 3);
+  EXPECT_DOUBLE_EQ(j["totals"]["pass_at_k"]["best_of_k_geomean_speedup"].get<double>(), std::sqrt(3.0));
+  EXPECT_EQ(j["cases"][0]["samples"]["passed"], 1);
+  EXPECT_NE(summary_markdown(s, RunInfo{}).find("| all | 3 | 5/12 | 41.7% | 50.0% |"), std::string::npos);
+  EXPECT_FALSE(sample_summary().pass_at_k);
+  results[0].generation = Generation{};
+  results[0].generation->cost = 1.0;  // the chosen sample's
+  results[0].samples->cost = 3.0;     // all four samples'
+  EXPECT_EQ(summarize(results).agent.cost, 3.0);
+  EXPECT_FALSE(summary_json(sample_summary(), RunInfo{})["totals"].contains("pass_at_k"));
+}
+
 }  // namespace
 }  // namespace kgym::report

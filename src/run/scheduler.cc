@@ -36,19 +36,6 @@ nlohmann::json generation_json(const Generation& g, std::optional<double> genera
   return j;
 }
 
-// The result a previous attempt at this run wrote, if it is complete and
-// belongs to this case; such a case is never run again.
-std::optional<CaseResult> load_finished_result(const std::filesystem::path& dir, const std::string& id) {
-  auto text = util::read_file(dir / "result.json");
-  if (!text) return std::nullopt;
-  try {
-    CaseResult r = result_from_json(nlohmann::json::parse(*text));
-    if (r.case_id == id) return r;
-  } catch (const nlohmann::json::exception&) {
-  }
-  return std::nullopt;
-}
-
 // A case's op dir in a work repository starts empty. kgym marks the dirs it
 // makes; a dir it did not make is never deleted (the case fails instead).
 std::expected<void, std::string> fresh_op_dir(const std::filesystem::path& dir,
@@ -83,36 +70,26 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
       store_(store),
       devices_(config.devices) {
   store_.state().cases.clear();
-  for (Case& c : cases) {
-    CaseRun run;
-    run.dir = options_.run_dir / "cases" / c.level / c.stem();
-    run.work =
-        config.agent.work_repo ? *config.agent.work_repo / "custom" / c.level / c.stem() : run.dir / "work";
-    run.c = std::move(c);
-    CaseState state;
-    state.id = run.c.id();
-    if (auto previous = load_finished_result(run.dir, state.id)) {
-      run.stage = CaseRun::Stage::kDone;
-      state.phase = "done";
-      state.verdict = std::string(to_string(previous->verdict));
-      state.reason = previous->reason;
-      if (previous->performance) state.speedup = previous->performance->speedup.median;
-      run.result = std::move(previous);
-      ++done_;
-    }
-    store_.state().cases.push_back(state);
-    runs_.push_back(std::move(run));
-  }
+  store_.state().device_holders.emplace();
+  for (Case& c : cases) add_case(std::move(c));
 }
 
 Scheduler::~Scheduler() = default;
 
 void Scheduler::set_phase(std::size_t i, const std::string& phase) {
-  CaseState& s = store_.case_state(i);
+  CaseRun& run = runs_[i];
+  run.phase = phase;
+  CaseState& s = row_of(i);
   s.phase = phase;
   s.phase_started_at = util::unix_now();
   if (!s.started_at) s.started_at = s.phase_started_at;
-  store_.event("phase", s.id, {{"phase", phase}});
+  nlohmann::json data = {{"phase", phase}};
+  if (sampled()) {
+    s.sample = run.sample;
+    s.device = run.device ? std::optional(devices_.name(*run.device)) : std::nullopt;
+    data["sample"] = run.sample;
+  }
+  store_.event("phase", s.id, data);
   store_.save();
 }
 
@@ -124,7 +101,7 @@ bool Scheduler::launch_child(std::size_t i, Child kind, const util::ProcessSpec&
   run.child = kind;
   run.deadline = clock_.now() + timeout;
   run.deadline_hit = false;
-  store_.case_state(i).pid = *pid;
+  row_of(i).pid = *pid;
   store_.save();
   return true;
 }
@@ -133,7 +110,7 @@ void Scheduler::start_case(std::size_t i) {
   CaseRun& run = runs_[i];
   run.stage = CaseRun::Stage::kActive;
   run.started = clock_.now();
-  store_.case_state(i).attempt = 1;  // workflows with re-prompted stages count up from here
+  row_of(i).attempt = 1;  // workflows with re-prompted stages count up from here
   // A resumed case whose candidate was generated but not verified goes
   // straight to verification, unless regeneration was asked for.
   if (options_.regenerate) {
@@ -177,7 +154,7 @@ void Scheduler::start_case(std::size_t i) {
   if (auto ok = util::copy_regular_file(run.c.file, run.dir / "task_desc.py"); !ok) {
     return fail(i, Verdict::kHarnessError, ok.error());
   }
-  verify::ProbeRequest req{options_.python, run.c.file, config_.overrides, options_.run_seed, 1};
+  verify::ProbeRequest req{options_.python, run.c.file, config_.overrides, run.seed, 1};
   util::ProcessSpec spec;
   spec.argv = verify::probe_command(req, options_.worker_script, run.dir / "probe.json");
   spec.cwd = run.dir;
@@ -214,7 +191,9 @@ void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
 
 agent::AgentTask Scheduler::agent_task(std::size_t i, const std::filesystem::path& prompt_file) const {
   const CaseRun& run = runs_[i];
-  return {run.c.id(), run.c.level, run.c.stem(), run.dir, run.work, prompt_file, run.work / "SPEC.md", ""};
+  std::string device = config_.agent.needs_device && run.device ? devices_.name(*run.device) : "";
+  return {run.c.id(), run.c.level, run.c.stem(),         run.dir,
+          run.work,   prompt_file, run.work / "SPEC.md", device};
 }
 
 void Scheduler::launch_generation(std::size_t i) {
@@ -244,6 +223,7 @@ void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_
     return fail(i, Verdict::kGenerationFailed, launch.error().reason);
   }
   if (!launch->process) return generation_done(i, std::nullopt);
+  agent_env(i, *launch->process);
   if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work, run.dir),
                     launch->timeout)) {
     end_generation(i);
@@ -297,7 +277,7 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   CaseRun& run = runs_[i];
   run.device = device;
   run.stage = CaseRun::Stage::kActive;
-  store_.case_state(i).device = devices_.name(device);
+  row_of(i).device = devices_.name(device);
   std::filesystem::path scratch = run.dir / "verify";
   std::error_code ec;
   std::filesystem::remove_all(scratch, ec);
@@ -312,7 +292,7 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.config = config_.verifier;
   req.overrides = config_.overrides;
   req.device = devices_.name(device);
-  req.run_seed = options_.run_seed;
+  req.run_seed = run.seed;
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;
@@ -362,7 +342,7 @@ void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
   Child kind = run.child;
   run.child = Child::kNone;
   run.deadline.reset();
-  store_.case_state(i).pid.reset();
+  row_of(i).pid.reset();
   if (interrupts_ > 0) return;  // the case is reported as not run
   switch (kind) {
     case Child::kProbe: return on_probe_exit(i, exit);
@@ -387,28 +367,18 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   if (!run.generation.agent.empty()) result.generation = run.generation;
   result.timings.generate_s = run.generate_s;
   result.timings.total_s = seconds(clock_.now() - run.started);
-  if (run.device) {
-    devices_.release(*run.device);
-    run.device.reset();
-  }
+  release_device(i);
   run.stage = CaseRun::Stage::kDone;
+  run.phase = "done";
   run.result = result;
-  ++done_;
-  if (auto ok = util::make_dirs(run.dir); ok) {
-    if (auto w = util::write_file_atomic(run.dir / "result.json", to_json(result).dump(2) + "\n"); !w) {
-      printer_.error(fmt::format("kgym: warning: {}", w.error()));
+  // One sample: its result is the case's, written by case_finished.
+  if (sampled()) {
+    if (auto ok = util::make_dirs(run.dir); ok) {
+      if (auto w = util::write_file_atomic(run.dir / "result.json", to_json(result).dump(2) + "\n"); !w)
+        printer_.error(fmt::format("kgym: warning: {}", w.error()));
     }
   }
-  CaseState& s = store_.case_state(i);
-  s.verdict = std::string(to_string(result.verdict));
-  s.reason = result.reason;
-  if (result.performance) s.speedup = result.performance->speedup.median;
-  s.finished_at = util::unix_now();
-  store_.event("finished", s.id, {{"verdict", *s.verdict}, {"reason", s.reason}});
-  set_phase(i, "done");
-  store_.flush(clock_.now());  // the result is on disk: its event must be too
-  printer_.case_finished(done_, runs_.size(), result);
-  printer_.progress(store_.state());
+  sample_finished(i, std::move(result));
 }
 
 void Scheduler::schedule() {
@@ -417,20 +387,20 @@ void Scheduler::schedule() {
   for (const CaseRun& run : runs_) {
     if (run.stage == CaseRun::Stage::kActive || run.stage == CaseRun::Stage::kWaitingDevice) ++active;
   }
-  for (std::size_t i = 0; i < runs_.size(); ++i) {
-    if (runs_[i].stage == CaseRun::Stage::kWaitingDevice) {
-      auto device = devices_.acquire();
-      if (!device) break;
-      launch_verification(i, *device);
-    }
-  }
+  // A sample that leased its device before generation (agent.needs_device)
+  // verifies on it without a second wait.
+  auto verify_if_leased = [this](std::size_t i) {
+    if (runs_[i].stage != CaseRun::Stage::kWaitingDevice) return;
+    auto device = runs_[i].device ? runs_[i].device : lease_device(i);
+    if (device) launch_verification(i, *device);
+  };
+  for (std::size_t i = 0; i < runs_.size(); ++i) verify_if_leased(i);
   for (std::size_t i = 0; i < runs_.size() && active < static_cast<std::size_t>(config_.concurrency); ++i) {
     if (runs_[i].stage != CaseRun::Stage::kPending) continue;
+    if (config_.agent.needs_device && !lease_device(i)) break;
     ++active;
     start_case(i);
-    if (runs_[i].stage == CaseRun::Stage::kWaitingDevice) {
-      if (auto device = devices_.acquire()) launch_verification(i, *device);
-    }
+    verify_if_leased(i);
   }
 }
 
@@ -478,7 +448,8 @@ void Scheduler::handle_interrupt() {
 RunOutcome Scheduler::run() {
   store_.state().status = "running";
   store_.save();
-  store_.event("run_started", "", {{"cases", runs_.size()}});
+  store_.event("run_started", "", {{"cases", cases_.size()}});
+  finish_resumed_cases();
   for (;;) {
     schedule();
     printer_.progress(store_.state());  // at least once a second: next_deadline() is at most 1 s away
@@ -496,15 +467,15 @@ RunOutcome Scheduler::run() {
   }
   RunOutcome outcome;
   outcome.interrupted = interrupts_ > 0;
-  for (std::size_t i = 0; i < runs_.size(); ++i) {
-    CaseState& s = store_.case_state(i);
-    if (runs_[i].stage == CaseRun::Stage::kDone) {
-      outcome.results.push_back(*runs_[i].result);
+  for (std::size_t i = 0; i < runs_.size(); ++i) release_device(i);
+  for (std::size_t c = 0; c < cases_.size(); ++c) {
+    CaseState& s = store_.case_state(c);
+    if (cases_[c].result) {
+      outcome.results.push_back(*cases_[c].result);
     } else {
       ++outcome.not_run;
       s.phase = "not_run";
       s.pid.reset();
-      if (runs_[i].device) devices_.release(*runs_[i].device);
     }
   }
   store_.state().status = outcome.interrupted ? "interrupted" : "finished";

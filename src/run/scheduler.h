@@ -1,7 +1,9 @@
 #pragma once
 // The single-threaded event loop that takes every selected case from
 // `pending` to a result: probe the reference, generate a candidate, collect
-// it, verify it on a leased device. One poll with a deadline supervises all
+// it, verify it on a leased device. With `samples: K` each case is generated
+// and verified K times independently and reports the best sample with its
+// pass@k (run/samples.h). One poll with a deadline supervises all
 // children through the ProcessRunner seam; every transition is saved to
 // state.json/events.jsonl and every finished case to its result.json before
 // the next one is reported.
@@ -42,7 +44,7 @@ struct SchedulerOptions {
 };
 
 struct RunOutcome {
-  std::vector<CaseResult> results;  // finished cases, in case order
+  std::vector<CaseResult> results;  // finished cases, in case order (with samples: the case's record)
   std::size_t not_run = 0;          // cases left unfinished by an interrupt
   bool interrupted = false;
 };
@@ -60,7 +62,20 @@ class Scheduler {
 
  private:
   struct CaseRun;
+  struct CaseEntry;
   enum class Child { kNone, kProbe, kAgent, kVerify };
+
+  // scheduler_samples.cc: cases and their samples, device leases.
+  void add_case(Case c);
+  bool sampled() const { return config_.samples > 1; }
+  CaseState& row_of(std::size_t i);
+  std::string holder_name(std::size_t i) const;
+  std::optional<std::size_t> lease_device(std::size_t i);
+  void release_device(std::size_t i);
+  void sample_finished(std::size_t i, CaseResult result);
+  void case_finished(std::size_t c, CaseResult result);
+  void finish_resumed_cases();
+  void show_live_sample(std::size_t c);
 
   void start_case(std::size_t i);
   void launch_generation(std::size_t i);
@@ -69,6 +84,7 @@ class Scheduler {
   bool stage_passed(std::size_t i);
   void end_generation(std::size_t i);
   agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
+  void agent_env(std::size_t i, util::ProcessSpec& spec) const;
   util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
                                     const std::filesystem::path& case_dir) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
@@ -93,8 +109,9 @@ class Scheduler {
   Printer& printer_;
   StateStore& store_;
   DevicePool devices_;
-  std::vector<CaseRun> runs_;
-  std::size_t done_ = 0;
+  std::vector<CaseRun> runs_;     // one per sample; runner ids are indices into it
+  std::vector<CaseEntry> cases_;  // one per case, in case order
+  std::size_t done_ = 0;          // cases with a result
   int interrupts_ = 0;
 };
 

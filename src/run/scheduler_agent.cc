@@ -1,6 +1,7 @@
 // The agent side of a case that scheduler.cc leaves out: how the agent is
-// confined (sandboxed_agent) and the workflow stages run inside the
-// generation phase (launch_stage, stage_passed, end_generation).
+// confined (sandboxed_agent), what its environment says of its sample and
+// device (agent_env), and the workflow stages run inside the generation
+// phase (launch_stage, stage_passed, end_generation).
 #include <fstream>
 
 #include <fmt/format.h>
@@ -63,6 +64,19 @@ util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
   return boxed;
 }
 
+// KGYM_SAMPLE for a case with several samples; with agent.needs_device the
+// leased device as the backend's own selector reads it (the command agent
+// already sets KGYM_DEVICE from the task).
+void Scheduler::agent_env(std::size_t i, util::ProcessSpec& spec) const {
+  const CaseRun& run = runs_[i];
+  if (sampled()) spec.env["KGYM_SAMPLE"] = std::to_string(run.sample);
+  if (!config_.agent.needs_device || !run.device) return;
+  const std::string& device = devices_.name(*run.device);
+  spec.env["KGYM_DEVICE"] = device;
+  if (config_.verifier.backend == "npu") spec.env["TILE_FWK_DEVICE_ID"] = device;
+  if (config_.verifier.backend == "cuda") spec.env["CUDA_VISIBLE_DEVICES"] = device;
+}
+
 // Writes the prompt of the current stage's next attempt (the template with
 // its placeholders filled, plus the failed checks on a re-prompt) and runs
 // the agent on it.
@@ -86,7 +100,7 @@ void Scheduler::launch_stage(std::size_t i) {
   if (auto ok = util::make_dirs(file.parent_path()); !ok) return fail(i, Verdict::kHarnessError, ok.error());
   if (auto ok = util::write_file_atomic(file, prompt); !ok)
     return fail(i, Verdict::kHarnessError, ok.error());
-  CaseState& s = store_.case_state(i);
+  CaseState& s = row_of(i);
   s.stage = stage.name;
   s.attempt = run.attempt;
   store_.event("stage", s.id, {{"stage", stage.name}, {"attempt", run.attempt}});
@@ -106,7 +120,7 @@ bool Scheduler::stage_passed(std::size_t i) {
   StageRecord& record = run.generation.stages.back();
   record.attempts.push_back(StageAttempt{run.attempt, "ok", check_stage(stage, context)});
   const StageAttempt& attempt = record.attempts.back();
-  CaseState& s = store_.case_state(i);
+  CaseState& s = row_of(i);
   s.failed_gates.clear();
   nlohmann::json gates = nlohmann::json::array();
   for (const GateResult& g : attempt.gates) {
