@@ -574,7 +574,14 @@ def main(argv):
     s.add_argument("--cores", default="all")
     s.add_argument("--scratch", required=True)
     s.add_argument("--compile-cache", choices=["on", "off"], default="on")
+    z = sub.add_parser("zygote")
+    z.add_argument("--role", choices=["reference", "candidate"], required=True)
+    z.add_argument("--sandbox", choices=["none", "unshare", "bwrap"], default="none")
     args = parser.parse_args(argv)
+    if args.mode == "zygote":
+        import kgym_worker_zygote
+
+        return kgym_worker_zygote.run(args, main)
     if args.mode == "lint":
         return lint(args)
     return probe(args) if args.mode == "probe" else serve(args)

@@ -315,6 +315,14 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;
+  if (options_.warm_pool) {
+    auto warm = options_.warm_pool->endpoints(device);
+    if (warm) {
+      req.warm = std::move(*warm);
+    } else {
+      printer_.error(fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), run.c.id()));
+    }
+  }
   if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",
                                         util::Durability::kRenameOnly);
       !ok) {
