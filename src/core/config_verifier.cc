@@ -11,9 +11,8 @@ namespace config_detail {
 namespace {
 
 constexpr std::string_view kVerifierKeys[] = {
-    "backend",          "python",  "mode",          "trials",     "timeout_sec",
-    "call_timeout_sec", "threads", "compile_cache", "tolerances", "timing",
-    "warm_workers"};
+    "backend", "python",        "mode",       "trials", "timeout_sec", "call_timeout_sec",
+    "threads", "compile_cache", "tolerances", "timing", "warm_workers"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
 constexpr std::string_view kBackends[] = {"cpu", "cuda", "npu"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};

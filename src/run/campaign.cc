@@ -274,6 +274,10 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     if (pool) {
       warm_pool = std::move(*pool);
       sched.warm_pool = warm_pool.get();
+      // Start every device's zygotes now: torch imports while the first
+      // cases probe and generate.
+      for (std::size_t device = 0; device < config.devices.size(); ++device)
+        (void)warm_pool->endpoints(device);
     } else {
       printer.error(fmt::format("kgym: warning: no warm workers ({}); every case starts its workers cold",
                                 pool.error()));

@@ -320,7 +320,8 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
     if (warm) {
       req.warm = std::move(*warm);
     } else {
-      printer_.error(fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), run.c.id()));
+      printer_.error(
+          fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), run.c.id()));
     }
   }
   if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",

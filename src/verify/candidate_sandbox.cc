@@ -63,11 +63,9 @@ std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMod
   return std::nullopt;
 }
 
-std::expected<CandidateBox, std::string> make_warm_candidate_box(const SandboxConfig& config,
-                                                                 util::SandboxMode mode,
-                                                                 const std::vector<fs::path>& hidden,
-                                                                 const fs::path& scratch_root,
-                                                                 const fs::path& worker_dir, bool compile_cache) {
+std::expected<CandidateBox, std::string> make_warm_candidate_box(
+    const SandboxConfig& config, util::SandboxMode mode, const std::vector<fs::path>& hidden,
+    const fs::path& scratch_root, const fs::path& worker_dir, bool compile_cache) {
   CandidateBox box;
   util::SandboxPolicy& p = box.policy;
   p = base_policy(config, mode);
@@ -97,8 +95,10 @@ std::expected<CandidateBox, std::string> make_warm_candidate_box(const SandboxCo
   } else if (compile_cache) {
     box.env.push_back("CCACHE_DIR=" + cache_dir.string());
   }
-  if (drop) box.env.push_back("HOME=" + (box.scratch_inside.empty() ? scratch_root : kScratchInside).string());
-  box.description = fmt::format("warm candidate sandbox: {}{}", util::describe_sandbox(p.mode, false),
+  if (drop)
+    box.env.push_back("HOME=" + (box.scratch_inside.empty() ? scratch_root : kScratchInside).string());
+  box.description = fmt::format("candidate sandbox: {}{}; inherited from the device's warm zygote",
+                                util::describe_sandbox(p.mode, false),
                                 drop ? fmt::format(", uid {}", kUnprivilegedUid) : "");
   return box;
 }

@@ -22,7 +22,7 @@ struct CandidateBox {
   std::filesystem::path scratch_inside;  // where scratch_dir appears to the worker
   std::vector<std::string> env;          // extra "NAME=VALUE" for the worker (CCACHE_DIR, HOME)
   std::string description;               // for verify.log
-  std::filesystem::path worker_inside;    // warm box: where the worker script's dir appears
+  std::filesystem::path worker_inside;   // warm box: where the worker script's dir appears
 
   // `host` (under scratch_dir) as the worker sees it.
   std::filesystem::path inside(const std::filesystem::path& host,
@@ -46,11 +46,8 @@ std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMod
 // make_candidate_box, with `worker_dir` (the worker's script) read-only and
 // `scratch_root` writable at /tmp/kgym. Each candidate it forks gets a fresh
 // subdirectory of `scratch_root`; only one runs per device at a time.
-std::expected<CandidateBox, std::string> make_warm_candidate_box(const SandboxConfig& config,
-                                                                 util::SandboxMode mode,
-                                                                 const std::vector<std::filesystem::path>& hidden,
-                                                                 const std::filesystem::path& scratch_root,
-                                                                 const std::filesystem::path& worker_dir,
-                                                                 bool compile_cache);
+std::expected<CandidateBox, std::string> make_warm_candidate_box(
+    const SandboxConfig& config, util::SandboxMode mode, const std::vector<std::filesystem::path>& hidden,
+    const std::filesystem::path& scratch_root, const std::filesystem::path& worker_dir, bool compile_cache);
 
 }  // namespace kgym::verify

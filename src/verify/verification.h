@@ -54,7 +54,8 @@ class Verification {
   std::expected<void, Failure> prepare();
   // verification_workers.cc: warm forks or cold spawns, then load/import/build.
   std::expected<void, Failure> start_workers();
-  std::optional<WorkerProcess> fork_warm(Role role, int threads, const std::vector<std::string>& env_overrides);
+  std::optional<WorkerProcess> fork_warm(Role role, int threads,
+                                         const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
   std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
   // `host` (a file the candidate must read) as the candidate worker sees it.

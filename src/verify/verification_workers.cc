@@ -92,6 +92,7 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
     note(fmt::format("warm candidate worker unavailable ({}); starting it cold", worker.error()));
     return std::nullopt;
   }
+  note(warm.candidate_box);
   candidate_host_root_ = dir;
   candidate_inside_root_ = inside;
   state_dir_ = dir;
@@ -159,7 +160,8 @@ std::expected<void, Failure> Verification::start_workers() {
     if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
     candidate_.emplace(std::move(*candidate));
   }
-  note(fmt::format("reference worker {}, candidate worker {}", reference_->warm() ? "forked warm" : "spawned cold",
+  note(fmt::format("reference worker {}, candidate worker {}",
+                   reference_->warm() ? "forked warm" : "spawned cold",
                    candidate_->warm() ? "forked warm" : "spawned cold"));
   // The candidate imports its own copy, from where it may read.
   auto candidate_file = candidate_copy_;
@@ -180,13 +182,14 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
                  {"seed", derive_seed(req_.run_seed, 0)},
                  {"state_out", state.string()}};
   Message import;
-  import.header = {{"op", "import"}, {"candidate", candidate_view(candidate_file).string()}};
+  import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_file).string() }};
   if (req_.candidate_is_reference) {
     import.header = {{"op", "load"},
                      {"problem", candidate_file.string()},
                      {"overrides", req_.overrides},
                      {"seed", derive_seed(req_.run_seed, 0)},
-                     {"state_out", (req_.scratch_dir / "candidate" / "state.pt").string()}};
+                     { "state_out",
+                       (req_.scratch_dir / "candidate" / "state.pt").string() }};
   }
   // Queue both requests before waiting: the candidate compiles while the
   // reference builds its model.

@@ -25,6 +25,7 @@ struct WarmEndpoints {
   // candidate sees it; each verification uses a fresh subdirectory.
   std::filesystem::path scratch_root;
   std::filesystem::path scratch_inside;
+  std::string candidate_box;       // the candidate zygote's box, for verify.log
   std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
 };
 

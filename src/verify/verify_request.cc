@@ -84,6 +84,7 @@ json warm_json(const WarmEndpoints& w) {
           {"candidate_socket", w.candidate_socket.string()},
           {"scratch_root", w.scratch_root.string()},
           {"scratch_inside", w.scratch_inside.string()},
+          {"candidate_box", w.candidate_box},
           {"notes", w.notes}};
 }
 
@@ -92,6 +93,7 @@ WarmEndpoints warm_from(const json& j) {
           .candidate_socket = j.at("candidate_socket").get<std::string>(),
           .scratch_root = j.at("scratch_root").get<std::string>(),
           .scratch_inside = j.at("scratch_inside").get<std::string>(),
+          .candidate_box = j.value("candidate_box", ""),
           .notes = j.value("notes", std::vector<std::string>{})};
 }
 

@@ -65,6 +65,7 @@ std::expected<void, std::string> WarmPool::ensure(std::size_t device, bool candi
                                        worker_dir, options_.compile_cache);
     if (!box) return std::unexpected(box.error());
     d.scratch_inside = box->scratch_inside.empty() ? scratch : box->scratch_inside;
+    d.candidate_box = box->description;
     if (!box->worker_inside.empty()) argv[1] = (box->worker_inside / "kgym_worker.py").string();
     argv.insert(argv.end(), {"--sandbox", std::string(util::to_string(box->policy.mode))});
     env_overrides.insert(env_overrides.end(), box->env.begin(), box->env.end());
@@ -82,8 +83,8 @@ std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device
   WarmEndpoints endpoints;
   for (bool candidate : {false, true}) {
     if (auto ok = ensure(device, candidate, endpoints.notes); !ok) {
-      return std::unexpected(fmt::format("cannot start the warm {} worker parent: {}", role_of(candidate),
-                                         ok.error()));
+      return std::unexpected(
+          fmt::format("cannot start the warm {} worker parent: {}", role_of(candidate), ok.error()));
     }
   }
   const Device& d = devices_.at(device);
@@ -91,6 +92,7 @@ std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device
   endpoints.candidate_socket = d.candidate->socket_path();
   endpoints.scratch_root = root_.path() / std::to_string(device) / "scratch";
   endpoints.scratch_inside = d.scratch_inside;
+  endpoints.candidate_box = d.candidate_box;
   return endpoints;
 }
 

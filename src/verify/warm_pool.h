@@ -53,9 +53,11 @@ class WarmPool {
     std::optional<Zygote> reference;
     std::optional<Zygote> candidate;
     std::filesystem::path scratch_inside;
+    std::string candidate_box;
   };
   explicit WarmPool(WarmPoolOptions options) : options_(std::move(options)), root_("kgym-warm") {}
-  std::expected<void, std::string> ensure(std::size_t device, bool candidate, std::vector<std::string>& notes);
+  std::expected<void, std::string> ensure(std::size_t device, bool candidate,
+                                          std::vector<std::string>& notes);
 
   WarmPoolOptions options_;
   util::TempDir root_;

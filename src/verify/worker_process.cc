@@ -89,7 +89,8 @@ std::expected<WorkerProcess, std::string> WorkerProcess::fork_warm(const std::fi
   auto channels = Channels::make();
   if (!channels) return std::unexpected(channels.error());
   util::UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  if (!log) return std::unexpected(fmt::format("cannot open {}: {}", log_path.string(), std::strerror(errno)));
+  if (!log)
+    return std::unexpected(fmt::format("cannot open {}: {}", log_path.string(), std::strerror(errno)));
   auto child = ZygoteChild::fork(zygote_socket, request, channels->request_child.get(),
                                  channels->response_child.get(), log.get(), deadline);
   if (!child) return std::unexpected(child.error());

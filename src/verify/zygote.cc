@@ -75,7 +75,8 @@ std::expected<Zygote, std::string> Zygote::start(const std::vector<std::string>&
   fs::remove(socket_path, ec);
   if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof *address) != 0 ||
       ::listen(listener.get(), 16) != 0) {
-    return std::unexpected(fmt::format("cannot listen on {}: {}", socket_path.string(), std::strerror(errno)));
+    return std::unexpected(
+        fmt::format("cannot listen on {}: {}", socket_path.string(), std::strerror(errno)));
   }
   // Above the fds the child maps, so the dup onto fd 3 never aliases.
   util::UniqueFd high(::fcntl(listener.get(), F_DUPFD_CLOEXEC, 10));
