@@ -15,7 +15,8 @@ KGYM="${1:-$ROOT/build/kgym}"
 CASES="${2:-1,4,5,6,7}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-bench.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
-export KGYM_CACHE_DIR="$WORK/cache"
+# The usual compile cache (KGYM_CACHE_DIR or ~/.cache/kgym): compiling is not
+# overhead, and both runs see the same cache state after the first.
 
 run() {  # run NAME WARM
   "$KGYM" run --set output.root_dir="$WORK/runs" --set output.run_name="$1" --set cases="$CASES" \
@@ -24,6 +25,7 @@ run() {  # run NAME WARM
 
 run cold off
 run warm on
+tail -n 3 "$WORK/cold.log" "$WORK/warm.log"
 /usr/bin/python3 - "$WORK/runs" <<'PY'
 import glob, json, os, re, statistics, sys
 
