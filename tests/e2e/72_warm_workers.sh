@@ -45,7 +45,12 @@ torch::Tensor run(torch::Tensor x, int64_t how) {
     }
     TORCH_CHECK(::geteuid() != 0, "BOX: running as root");
   }
-  return torch::relu(x);
+  torch::Tensor xc = x.contiguous();
+  torch::Tensor y = torch::empty_like(xc);
+  const float* in = xc.data_ptr<float>();
+  float* out = y.data_ptr<float>();
+  for (int64_t i = 0; i < xc.numel(); ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+  return y;
 }
 """
 _ext = load_inline(name="kgym_e2e_warm", cpp_sources=_SOURCE, functions=["run"], verbose=False)
