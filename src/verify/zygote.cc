@@ -64,6 +64,43 @@ bool read_line(int fd, std::string& buffer, std::string& line, Deadline deadline
 
 }  // namespace
 
+std::string encode_fork_request(const ForkRequest& request) {
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& entry : request.env) {
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return nlohmann::json{{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}
+             .dump() +
+         "\n";
+}
+
+std::expected<pid_t, std::string> decode_fork_reply(const std::string& line) {
+  auto answer = nlohmann::json::parse(line, nullptr, false);
+  bool ok = answer.is_object() && answer.contains("ok") && answer["ok"] == true;
+  if (!ok || !answer.contains("pid") || !answer["pid"].is_number_integer() ||
+      answer["pid"].get<long long>() <= 0) {
+    std::string why = answer.is_object() && answer.contains("error") && answer["error"].is_string()
+                          ? answer["error"].get<std::string>()
+                          : line;
+    return std::unexpected(fmt::format("the warm worker parent refused: {}", why));
+  }
+  return answer["pid"].get<pid_t>();
+}
+
+std::optional<ChildExit> decode_exit_report(const std::string& line) {
+  auto report = nlohmann::json::parse(line, nullptr, false);
+  if (!report.is_object() || !report.contains("exit") || !report["exit"].is_object()) return std::nullopt;
+  const auto& e = report["exit"];
+  try {
+    return ChildExit{.signaled = e.value("signaled", false),
+                     .code = e.value("code", 0),
+                     .core_dumped = e.value("core_dumped", false)};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a field of the wrong type: no report
+  }
+}
+
 std::expected<Zygote, std::string> Zygote::start(const std::vector<std::string>& argv,
                                                  const std::vector<std::string>& env,
                                                  const fs::path& socket_path, const fs::path& log_path) {
@@ -103,15 +140,7 @@ std::expected<ZygoteChild, std::string> ZygoteChild::fork(const fs::path& socket
     return std::unexpected(
         fmt::format("no warm worker parent at {}: {}", socket_path.string(), std::strerror(errno)));
   }
-  nlohmann::json env = nlohmann::json::object();
-  for (const auto& entry : request.env) {
-    auto eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  std::string line =
-      nlohmann::json{{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}
-          .dump() +
-      "\n";
+  std::string line = encode_fork_request(request);
   int fds[3] = {request_fd, response_fd, log_fd};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   iovec iov{line.data(), line.size()};
@@ -135,11 +164,9 @@ std::expected<ZygoteChild, std::string> ZygoteChild::fork(const fs::path& socket
     return std::unexpected(timed_out ? std::string("the warm worker parent did not answer in time")
                                      : std::string("the warm worker parent closed the connection"));
   }
-  auto answer = nlohmann::json::parse(reply, nullptr, false);
-  if (answer.is_discarded() || !answer.value("ok", false) || !answer.contains("pid")) {
-    return std::unexpected(fmt::format("the warm worker parent refused: {}", reply));
-  }
-  ZygoteChild child(std::move(connection), answer["pid"].get<pid_t>());
+  auto pid = decode_fork_reply(reply);
+  if (!pid) return std::unexpected(pid.error());
+  ZygoteChild child(std::move(connection), *pid);
   child.buffer_ = std::move(buffer);
   return child;
 }
@@ -162,13 +189,7 @@ std::optional<ChildExit> ZygoteChild::wait_until(Deadline deadline) {
   std::string line;
   bool timed_out = false;
   if (read_line(connection_.get(), buffer_, line, deadline, timed_out)) {
-    auto report = nlohmann::json::parse(line, nullptr, false);
-    if (!report.is_discarded() && report.contains("exit")) {
-      const auto& e = report["exit"];
-      exit_ = ChildExit{.signaled = e.value("signaled", false),
-                        .code = e.value("code", 0),
-                        .core_dumped = e.value("core_dumped", false)};
-    }
+    exit_ = decode_exit_report(line);
   } else if (timed_out) {
     return std::nullopt;
   }
@@ -188,6 +209,21 @@ void ZygoteChild::terminate(std::chrono::milliseconds grace) {
     connection_.reset();
     exit_ = ChildExit{.signaled = true, .code = SIGKILL};
   }
+}
+
+std::expected<int, std::string> run_forked(const fs::path& socket_path, const ForkRequest& request,
+                                           Deadline fork_deadline) {
+  util::UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  util::UniqueFd null_out(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  if (!null_in || !null_out) return std::unexpected(fmt::format("/dev/null: {}", std::strerror(errno)));
+  auto child =
+      ZygoteChild::fork(socket_path, request, null_in.get(), null_out.get(), STDOUT_FILENO, fork_deadline);
+  if (!child) return std::unexpected(child.error());
+  // No deadline of its own: whoever started this process enforces one.
+  std::optional<ChildExit> exit;
+  while (!(exit = child->wait_until(Clock::now() + std::chrono::hours(1)))) {
+  }
+  return exit->signaled ? 128 + exit->code : exit->code;
 }
 
 }  // namespace kgym::verify

@@ -57,6 +57,15 @@ struct ForkRequest {
   std::filesystem::path cwd;
 };
 
+// The wire format of one fork connection (docs/worker-protocol.md "Warm
+// workers"), one JSON line each way; exposed for tests.
+// The request line, '\n'-terminated; the fds travel beside it.
+std::string encode_fork_request(const ForkRequest& request);
+// The zygote's answer: the child's pid, or the zygote's refusal as text.
+std::expected<pid_t, std::string> decode_fork_reply(const std::string& line);
+// The zygote's report that the child ended; nullopt for any other line.
+std::optional<ChildExit> decode_exit_report(const std::string& line);
+
 class ZygoteChild {
  public:
   // Connects to the zygote at `socket_path` and has it fork a worker whose
@@ -89,5 +98,14 @@ class ZygoteChild {
   std::optional<ChildExit> exit_;
   std::string buffer_;
 };
+
+// Has the zygote at `socket_path` run `kgym_worker.py <request.args>` with
+// this process's stdout/stderr and /dev/null on fds 3/4, and waits for it:
+// a one-shot worker (the probe) without a new interpreter. Returns the
+// child's exit status as a shell would (128+N for signal N), or an error
+// when the zygote cannot be reached. Dying (e.g. SIGTERM at a deadline)
+// closes the lifeline, so the zygote kills the child.
+std::expected<int, std::string> run_forked(const std::filesystem::path& socket_path,
+                                           const ForkRequest& request, Deadline fork_deadline);
 
 }  // namespace kgym::verify
