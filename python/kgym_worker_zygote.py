@@ -32,6 +32,8 @@ import signal
 import socket
 import sys
 
+from kgym_worker_common import mark_started
+
 LISTEN_FD = 3
 FDS_PER_FORK = 3  # request channel, response channel, log
 PR_SET_PDEATHSIG = 1
@@ -75,6 +77,7 @@ def receive_request(conn):
 
 def become_worker(request, fds, keep_closed, serve_main, sandboxed):
     """In the forked child: never returns."""
+    mark_started()
     status = 1
     try:
         signal.set_wakeup_fd(-1)

@@ -86,8 +86,9 @@ class Verification {
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
   WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
   void note(const std::string& line);
-  // Records the cores a worker runs on (its affinity after pinning to the leased device).
-  void note_cores(Role role, const Message& hello);
+  // Records how long the worker took to start (timings.worker_start_s) and
+  // the cores it runs on (its affinity after pinning to the leased device).
+  void note_hello(Role role, const Message& hello);
   void finish_logs();
 
   const VerifyRequest& req_;

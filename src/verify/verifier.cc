@@ -18,6 +18,7 @@
 #include "verify/timing_session.h"
 #include "verify/verification.h"
 #include "verify/worker_process.h"
+#include "verify/worker_startup.h"
 
 namespace kgym::verify {
 namespace detail {
@@ -71,7 +72,19 @@ void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
 }
 
-void Verification::note_cores(Role role, const Message& hello) {
+void Verification::note_hello(Role role, const Message& hello) {
+  const WorkerProcess& w = worker(role);
+  if (auto startup = worker_startup(hello.header, w.requested())) {
+    note(fmt::format("{} worker ready {:.3f} s after it was asked for ({}: {:.3f} s, then {:.3f} s to ready)",
+                     role_name(role), startup->total_s(), w.warm() ? "fork" : "spawn", startup->launch_s,
+                     startup->init_s));
+    // Both workers start together: the case waits from the first request
+    // until the later of the two is ready.
+    auto first_asked = std::min(reference_->requested(), candidate_->requested());
+    double since_first =
+        std::chrono::duration<double>(w.requested() - first_asked).count() + startup->total_s();
+    result_.timings.worker_start_s = std::max(result_.timings.worker_start_s.value_or(0), since_first);
+  }
   auto cores = hello.header.find("cores");
   if (cores == hello.header.end() || !cores->is_array()) return;
   note(fmt::format("{} worker pinned to cores {} (device {})", role_name(role), cores->dump(), req_.device));
@@ -236,9 +249,17 @@ CaseResult Verification::run() {
     if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
   }
   if (outcome) outcome = start_workers();
-  if (outcome) outcome = check_correctness();
-  if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
-  if (outcome && req_.config.mode == "performance") outcome = measure_performance();
+  if (outcome) {
+    auto trials_start = Clock::now();
+    outcome = check_correctness();
+    if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
+    result_.timings.trials_s = seconds_since(trials_start);
+  }
+  if (outcome && req_.config.mode == "performance") {
+    auto timing_start = Clock::now();
+    outcome = measure_performance();
+    result_.timings.timing_s = seconds_since(timing_start);
+  }
   if (outcome) {
     result_.verdict = Verdict::kPass;
     result_.reason = fmt::format("{} trials matched the reference", result_.correctness.trials);

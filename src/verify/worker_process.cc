@@ -65,6 +65,7 @@ struct Channels {
 }  // namespace
 
 std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec& spec) {
+  auto requested = Clock::now();
   auto channels = Channels::make();
   if (!channels) return std::unexpected(channels.error());
   auto& [request_parent, request_child, response_parent, response_child] = *channels;
@@ -79,13 +80,14 @@ std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec&
   auto child = ChildProcess::spawn(child_spec);
   if (!child) return std::unexpected(child.error());
   channels->parent_ends_only();
-  return WorkerProcess(std::move(*child), std::move(request_parent), std::move(response_parent));
+  return WorkerProcess(std::move(*child), std::move(request_parent), std::move(response_parent), requested);
 }
 
 std::expected<WorkerProcess, std::string> WorkerProcess::fork_warm(const std::filesystem::path& zygote_socket,
                                                                    const ForkRequest& request,
                                                                    const std::filesystem::path& log_path,
                                                                    Deadline deadline) {
+  auto requested = Clock::now();
   auto channels = Channels::make();
   if (!channels) return std::unexpected(channels.error());
   util::UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
@@ -96,7 +98,7 @@ std::expected<WorkerProcess, std::string> WorkerProcess::fork_warm(const std::fi
   if (!child) return std::unexpected(child.error());
   channels->parent_ends_only();
   return WorkerProcess(std::move(*child), std::move(channels->request_parent),
-                       std::move(channels->response_parent));
+                       std::move(channels->response_parent), requested);
 }
 
 pid_t WorkerProcess::pid() const {

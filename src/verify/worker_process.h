@@ -69,11 +69,17 @@ class WorkerProcess {
 
   pid_t pid() const;
   bool warm() const { return std::holds_alternative<ZygoteChild>(child_); }
+  // When this process asked for the worker (before the spawn or the fork
+  // request): the origin of the worker's start-up times (WorkerStartup).
+  Clock::time_point requested() const { return requested_; }
 
  private:
   using Child = std::variant<ChildProcess, ZygoteChild>;
-  WorkerProcess(Child child, util::UniqueFd requests, util::UniqueFd responses)
-      : child_(std::move(child)), requests_(std::move(requests)), responses_(std::move(responses)) {}
+  WorkerProcess(Child child, util::UniqueFd requests, util::UniqueFd responses, Clock::time_point requested)
+      : child_(std::move(child)),
+        requests_(std::move(requests)),
+        responses_(std::move(responses)),
+        requested_(requested) {}
   ChannelError exited(std::string message);
   std::optional<ChildExit> wait_until(Deadline deadline);
   void terminate(std::chrono::milliseconds grace);
@@ -82,6 +88,7 @@ class WorkerProcess {
   util::UniqueFd requests_;   // parent end of fd 3
   util::UniqueFd responses_;  // parent end of fd 4
   MessageDecoder decoder_;
+  Clock::time_point requested_;
 };
 
 }  // namespace kgym::verify
