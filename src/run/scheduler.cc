@@ -183,6 +183,19 @@ void Scheduler::start_case(std::size_t i) {
   spec.cwd = run.dir;
   spec.log_file = run.dir / "probe.log";
   spec.env = {{"OMP_NUM_THREADS", "1"}};
+  // With warm workers the probe is forked from the first device's reference
+  // zygote (torch already imported) by a `kgym zygote-run` child, which the
+  // event loop supervises like any other; a zygote that cannot start leaves
+  // the probe cold.
+  if (options_.warm_pool) {
+    if (auto socket = options_.warm_pool->reference_socket(0)) {
+      std::vector<std::string> argv = options_.kgym_argv0;
+      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", run.dir.string(), "--env",
+                               "OMP_NUM_THREADS=1", "--"});
+      argv.insert(argv.end(), spec.argv.begin() + 2, spec.argv.end());  // past the interpreter and script
+      spec.argv = std::move(argv);
+    }
+  }
   std::filesystem::remove(run.dir / "probe.json");
   set_phase(i, "probing");
   if (!launch_child(i, Child::kProbe, spec, config_.verifier.timeout)) {

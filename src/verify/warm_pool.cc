@@ -96,4 +96,10 @@ std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device
   return endpoints;
 }
 
+std::expected<fs::path, std::string> WarmPool::reference_socket(std::size_t device) {
+  std::vector<std::string> notes;  // a restart is noted by the next verification
+  if (auto ok = ensure(device, false, notes); !ok) return std::unexpected(ok.error());
+  return devices_.at(device).reference->socket_path();
+}
+
 }  // namespace kgym::verify

@@ -47,6 +47,9 @@ class WarmPool {
   // The zygotes of `device` (an index into the run's devices), started or
   // restarted as needed. An error means this case verifies cold.
   std::expected<WarmEndpoints, std::string> endpoints(std::size_t device);
+  // Only the reference zygote of `device` (started or restarted as needed),
+  // for one-shot reference work such as the probe (run_forked).
+  std::expected<std::filesystem::path, std::string> reference_socket(std::size_t device);
 
  private:
   struct Device {
