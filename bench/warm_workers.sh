@@ -3,16 +3,25 @@
 # worker) and warm workers (forked from per-device zygotes): the same cases
 # of the bundled sample set, run with verifier.warm_workers off, then on.
 #
-# Overhead of one case = worker start (verification start until both
-# workers have answered hello, read from verify/verify.log) + shutdown (the
-# verdict line until verify_s ends). Everything between is the kernels' own
-# work (loading the problem, compiling/importing the candidate — printed
-# separately as compile_s —, trials, timing) and is not counted.
-# Usage: bench/warm_workers.sh [path/to/kgym] [cases]   (default cases 1,4,5,6,7)
+# Figures come from each case's result.json timings (docs/results.md):
+#   worker start  worker_start_s: from asking for the two workers until both
+#                 said hello; the hellos carry the workers' own start and
+#                 ready instants (docs/worker-protocol.md)
+#   harness       verify_s - compile_s - trials_s - timing_s: everything in
+#                 the verification that is not the kernels' compile, trials
+#                 and timing (worker start, the reference's model build,
+#                 ModelNew's build, static gate, shutdown, logs)
+#   probe         the case's time in its probing phase (events.jsonl): the
+#                 reference probe for SPEC.md, cold or forked from the zygote
+# Cases run one at a time (concurrency 1) so the figures do not include
+# waiting for another case's device.
+# Usage: bench/warm_workers.sh [path/to/kgym] [cases] [mode]
+#        (default cases 1,4,5,6,7; mode correctness)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 KGYM="${1:-$ROOT/build/kgym}"
 CASES="${2:-1,4,5,6,7}"
+MODE="${3:-correctness}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-bench.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 # The usual compile cache (KGYM_CACHE_DIR or ~/.cache/kgym): compiling is not
@@ -20,36 +29,63 @@ trap 'rm -rf "$WORK"' EXIT
 
 run() {  # run NAME WARM
   "$KGYM" run --set output.root_dir="$WORK/runs" --set output.run_name="$1" --set cases="$CASES" \
-    --set verifier.warm_workers="$2" >"$WORK/$1.log" 2>&1 || true
+    --set verifier.mode="$MODE" --set concurrency=1 --set verifier.warm_workers="$2" >"$WORK/$1.log" 2>&1 || true
 }
 
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 run cold off
 run warm on
+echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 tail -n 3 "$WORK/cold.log" "$WORK/warm.log"
 /usr/bin/python3 - "$WORK/runs" <<'PY'
-import glob, json, os, re, statistics, sys
+import glob, json, os, statistics, sys
 
-def overheads(run_dir):
+def figures(run_dir):
     rows = {}
     for path in sorted(glob.glob(os.path.join(run_dir, "cases", "*", "*", "result.json"))):
         r = json.load(open(path))
-        log = open(os.path.join(os.path.dirname(path), "verify", "verify.log")).read()
-        stamps = {m.group(2): float(m.group(1)) for m in re.finditer(r"\[kgym \+([0-9.]+)s\] (\S+ \S+)", log)}
-        hello = max(float(m.group(1)) for m in re.finditer(r"\[kgym \+([0-9.]+)s\] \w+ worker pinned", log))
-        verdict = float(re.search(r"\[kgym \+([0-9.]+)s\] verdict", log).group(1))
-        verify_s = r["timings"]["verify_s"]
-        rows[r["case_id"]] = (r["verdict"], hello + (verify_s - verdict), r["timings"].get("compile_s"), verify_s)
+        t = r["timings"]
+        if t.get("verify_s") is None or t.get("worker_start_s") is None:
+            continue
+        kernels = sum(t.get(k) or 0 for k in ("compile_s", "trials_s", "timing_s"))
+        rows[r["case_id"]] = {"verdict": r["verdict"], "start": t["worker_start_s"], "load": t.get("load_s") or 0,
+                              "compile": t.get("compile_s") or 0, "harness": t["verify_s"] - kernels,
+                              "verify": t["verify_s"]}
     return rows
 
-cold = overheads(os.path.join(sys.argv[1], "cold"))
-warm = overheads(os.path.join(sys.argv[1], "warm"))
-print(f"{'case':22} {'verdict':9} {'cold ovh':>9} {'warm ovh':>9} {'compile':>8} {'verify cold':>12} {'verify warm':>12}")
-for case in sorted(cold):
-    c, w = cold[case], warm.get(case)
-    if w is None:
-        continue
-    print(f"{case:22} {w[0]:9} {c[1]:9.3f} {w[1]:9.3f} {w[2] or 0:8.2f} {c[3]:12.2f} {w[3]:12.2f}")
-common = [c for c in cold if c in warm]
-print(f"median per-case overhead: cold {statistics.median(cold[c][1] for c in common):.3f} s, "
-      f"warm {statistics.median(warm[c][1] for c in common):.3f} s  ({len(common)} cases)")
+def probes(run_dir):
+    """Seconds each case spent probing, from the event log."""
+    began, took = {}, {}
+    for line in open(os.path.join(run_dir, "events.jsonl")):
+        e = json.loads(line)
+        case, phase, at = e.get("case"), e.get("phase"), e.get("t")
+        if case is None or at is None:
+            continue
+        if phase == "probing":
+            began[case] = at
+        elif case in began and case not in took and phase not in (None, "probing"):
+            took[case] = at - began[case]
+    return took
+
+runs = {name: os.path.join(sys.argv[1], name) for name in ("cold", "warm")}
+cold, warm = figures(runs["cold"]), figures(runs["warm"])
+probe = {name: probes(d) for name, d in runs.items()}
+common = sorted(c for c in cold if c in warm)
+print(f"{'case':22} {'verdict':9} {'start cold':>10} {'start warm':>10} {'harness cold':>12} {'harness warm':>12}"
+      f" {'probe cold':>10} {'probe warm':>10} {'load':>6} {'compile':>8}")
+for case in common:
+    c, w = cold[case], warm[case]
+    pc, pw = probe["cold"].get(case), probe["warm"].get(case)
+    fmt = lambda v: f"{v:10.3f}" if v is not None else f"{'-':>10}"
+    print(f"{case:22} {w['verdict']:9} {c['start']:10.3f} {w['start']:10.3f} {c['harness']:12.3f} {w['harness']:12.3f}"
+          f" {fmt(pc)} {fmt(pw)} {w['load']:6.3f} {w['compile']:8.2f}")
+if common:
+    med = lambda rows, key: statistics.median(rows[c][key] for c in common)
+    print(f"median worker start: cold {med(cold, 'start'):.3f} s, warm {med(warm, 'start'):.3f} s; "
+          f"median harness overhead: cold {med(cold, 'harness'):.3f} s, warm {med(warm, 'harness'):.3f} s "
+          f"({len(common)} cases)")
+    for name in ("cold", "warm"):
+        values = [probe[name][c] for c in common if c in probe[name]]
+        if values:
+            print(f"median probe ({name}): {statistics.median(values):.3f} s")
 PY
