@@ -153,6 +153,7 @@ class Zygote:
             become_worker(request, fds, others, self.serve_main, self.sandboxed)
         for fd in fds:
             os.close(fd)
+        self.log(f"forked {pid}: {(request.get('argv') or ['?'])[0]}")
         self.children[pid] = conn
         conn.sendall(json.dumps({"ok": True, "pid": pid}).encode() + b"\n")
 

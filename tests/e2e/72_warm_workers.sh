@@ -3,7 +3,8 @@
 # boxed zygote keep the candidate sandbox — no network, nothing writable
 # outside their scratch dir, the unprivileged uid when kgym runs as root —
 # and a zygote killed by a candidate is replaced for the next case, with a
-# note in that case's verify.log. The checks live in C++ (load_inline) so
+# note in that case's verify.log. The workers' start is timed from their
+# hellos, and each case's reference probe is forked from the reference zygote. The checks live in C++ (load_inline) so
 # the worker's audit hook cannot be what stops them.
 source "$(dirname "$0")/lib.sh"
 
@@ -80,6 +81,11 @@ expect_verdict "$C/2_BoxProbe/result.json" pass
 check "the next case notes the replaced zygote" grep -q 'warm candidate worker parent of this device had ended' \
   "$C/2_BoxProbe/verify/verify.log"
 check "the next case was forked warm again" grep -q 'candidate worker forked warm' "$C/2_BoxProbe/verify/verify.log"
+check "verify.log times the forked worker's start" \
+  grep -qE 'candidate worker ready [0-9.]+ s after it was asked for \(fork: ' "$C/2_BoxProbe/verify/verify.log"
+check "result.json separates worker start from compile" \
+  /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timings"]; sys.exit(not all(isinstance(t[k], float) for k in ("worker_start_s","load_s","compile_s","trials_s")))' "$C/2_BoxProbe/result.json"
+check "the probes were forked from the reference zygote" grep -q 'forked [0-9]*: probe' "$RUN/.kgym/zygote-0-reference.log"
 check "verify.log names the inherited box" grep -q 'candidate sandbox: bwrap.*warm zygote' "$C/2_BoxProbe/verify/verify.log"
 check "nothing escaped into the kgym tree" test ! -e "$SRC/kgym-warm-escape"
 sleep 0.5
