@@ -4,8 +4,9 @@
 # outside their scratch dir, the unprivileged uid when kgym runs as root —
 # and a zygote killed by a candidate is replaced for the next case, with a
 # note in that case's verify.log. The workers' start is timed from their
-# hellos, and each case's reference probe is forked from the reference zygote. The checks live in C++ (load_inline) so
-# the worker's audit hook cannot be what stops them.
+# hellos, and each case's reference probe is forked from the reference
+# zygote. The checks live in C++ (load_inline) so the worker's audit hook
+# cannot be what stops them.
 source "$(dirname "$0")/lib.sh"
 
 B="$TMP/bench"
