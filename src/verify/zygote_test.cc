@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 TEST(ZygoteWire, ForkRequestIsOneJsonLine) {
-  std::string line = encode_fork_request(
-      ForkRequest{.args = {"serve", "--role", "candidate"}, .env = {"A=1", "B=x=y", "junk"}, .cwd = "/tmp/kgym/v1"});
+  std::string line = encode_fork_request(ForkRequest{
+      .args = {"serve", "--role", "candidate"}, .env = {"A=1", "B=x=y", "junk"}, .cwd = "/tmp/kgym/v1"});
   ASSERT_FALSE(line.empty());
   EXPECT_EQ(line.back(), '\n');
   EXPECT_EQ(line.find('\n'), line.size() - 1);
@@ -54,7 +54,8 @@ TEST(ZygoteWire, ExitReportCarriesHowTheChildEnded) {
   ASSERT_TRUE(exited);
   EXPECT_FALSE(exited->signaled);
   EXPECT_EQ(exited->code, 3);
-  for (const char* bad : {"", "{}", R"({"exit": 3})", R"({"exit": {"code": "x"}})", R"({"ok": true, "pid": 1})"}) {
+  for (const char* bad :
+       {"", "{}", R"({"exit": 3})", R"({"exit": {"code": "x"}})", R"({"ok": true, "pid": 1})"}) {
     EXPECT_FALSE(decode_exit_report(bad)) << bad;
   }
 }
@@ -142,7 +143,8 @@ TEST(ZygoteChild, ForksThenKillsThroughTheLifeline) {
   });
   Fds fds;
   ForkRequest request{.args = {"serve"}, .env = {}, .cwd = "/"};
-  auto child = ZygoteChild::fork(socket, request, fds.pipe_a[0], fds.pipe_b[1], fds.log[1], Clock::now() + 5s);
+  auto child =
+      ZygoteChild::fork(socket, request, fds.pipe_a[0], fds.pipe_b[1], fds.log[1], Clock::now() + 5s);
   ASSERT_TRUE(child) << child.error();
   EXPECT_EQ(child->pid(), 4242);
   EXPECT_FALSE(child->wait_until(Clock::now() + 50ms));  // still running
@@ -191,8 +193,8 @@ TEST(ZygoteChild, RefusalsAndSilenceAreErrorsNotHangs) {
   util::TempDir temp("kgym-zygote");
   Fds fds;
   ForkRequest request{.args = {"serve"}, .env = {}, .cwd = "/"};
-  auto none = ZygoteChild::fork(temp.path() / "absent.sock", request, fds.pipe_a[0], fds.pipe_b[1], fds.log[1],
-                                Clock::now() + 5s);
+  auto none = ZygoteChild::fork(temp.path() / "absent.sock", request, fds.pipe_a[0], fds.pipe_b[1],
+                                fds.log[1], Clock::now() + 5s);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().find("no warm worker parent"), std::string::npos);
   {
