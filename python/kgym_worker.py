@@ -19,7 +19,7 @@ import sys
 import time
 import types
 
-from kgym_worker_common import WorkerError, die_with_parent, exception_line, log, traceback_tail
+from kgym_worker_common import WorkerError, die_with_parent, exception_line, log, started_ns, traceback_tail
 from kgym_worker_devices import (
     BACKENDS,
     describe,
@@ -297,6 +297,7 @@ class ReferenceSide(Side):
     def op_load(self, header, payloads):
         import torch
 
+        start = time.perf_counter()
         self.problem = load_problem(header["problem"], {k: int(v) for k, v in header.get("overrides", {}).items()})
         try:
             torch.manual_seed(int(header["seed"]))
@@ -314,6 +315,7 @@ class ReferenceSide(Side):
             "parameters": len(state["state_dict"]),
             "constants": module_constants(self.problem),
             "cases": declared_cases(self.problem),
+            "load_s": time.perf_counter() - start,
         }, []
 
     def op_trial(self, header, payloads):
@@ -434,7 +436,7 @@ def serve(args):
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
-             "role": args.role, "pid": os.getpid(),
+             "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
              "steady_allocator": side.backend.steady_allocator}
         )
@@ -583,7 +585,14 @@ def main(argv):
     s.add_argument("--cores", default="all")
     s.add_argument("--scratch", required=True)
     s.add_argument("--compile-cache", choices=["on", "off"], default="on")
+    z = sub.add_parser("zygote")
+    z.add_argument("--role", choices=["reference", "candidate"], required=True)
+    z.add_argument("--sandbox", choices=["none", "unshare", "bwrap"], default="none")
     args = parser.parse_args(argv)
+    if args.mode == "zygote":
+        import kgym_worker_zygote
+
+        return kgym_worker_zygote.run(args, main)
     if args.mode == "lint":
         return lint(args)
     return probe(args) if args.mode == "probe" else serve(args)

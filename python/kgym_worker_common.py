@@ -4,7 +4,23 @@ die_with_parent."""
 import ctypes
 import os
 import sys
+import time
 import traceback
+
+# When this worker process began (CLOCK_MONOTONIC, the clock of kgym's
+# steady_clock): set at import for a new interpreter, reset by the zygote's
+# child at its fork. The hello reports it so kgym can tell the worker's start
+# apart from the work that follows.
+_started_ns = time.monotonic_ns()
+
+
+def mark_started():
+    global _started_ns
+    _started_ns = time.monotonic_ns()
+
+
+def started_ns():
+    return _started_ns
 
 
 class WorkerError(Exception):

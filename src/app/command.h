@@ -27,5 +27,6 @@ Command add_monitor_command(CLI::App& root);
 Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);
 Command add_lint_command(CLI::App& root);
+Command add_zygote_run_command(CLI::App& root);
 
 }  // namespace kgym::app

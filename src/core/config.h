@@ -66,6 +66,8 @@ struct VerifierConfig {
   std::map<std::string, Tolerance> tolerances;  // by torch dtype name ("float32")
   TimingConfig timing;
   bool compile_cache = true;  // use ccache for extension builds when present
+  // Fork workers from warm parents in `kgym run`: "auto" (cpu only), "on", "off".
+  std::string warm_workers = "auto";
 };
 
 // One gate of a workflow stage, checked by the harness after the stage's

@@ -249,4 +249,12 @@ TEST_F(ConfigTest, SandboxErrorsNameTheKey) {
 }
 
 }  // namespace
+TEST_F(ConfigTest, WarmWorkers) {
+  EXPECT_TRUE(
+      Contains(error_of(with("verifier:\n  warm_workers: sometimes\n")), at(6, "verifier.warm_workers")));
+  std::string message = error_of(with("verifier:\n  backend: cuda\n  warm_workers: \"on\"\n"));
+  EXPECT_TRUE(Contains(message, at(7, "verifier.warm_workers") + "warm_workers is on but backend is cuda"));
+  EXPECT_TRUE(Contains(message, "set warm_workers: auto"));
+}
+
 }  // namespace kgym

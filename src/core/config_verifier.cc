@@ -11,8 +11,9 @@ namespace config_detail {
 namespace {
 
 constexpr std::string_view kVerifierKeys[] = {
-    "backend",          "python",  "mode",          "trials",     "timeout_sec",
-    "call_timeout_sec", "threads", "compile_cache", "tolerances", "timing"};
+    "backend", "python",        "mode",       "trials", "timeout_sec", "call_timeout_sec",
+    "threads", "compile_cache", "tolerances", "timing", "warm_workers"};
+constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
 constexpr std::string_view kBackends[] = {"cpu", "cuda", "npu"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
 constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
@@ -152,6 +153,17 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
   }
   if (auto entry = fields.get("tolerances")) read_tolerances(reader, *entry, verifier.tolerances);
   if (auto entry = fields.get("timing")) read_timing(reader, *entry, verifier.timing);
+  if (auto entry = fields.get("warm_workers")) {
+    if (auto value = reader.choice(*entry, kWarmWorkers)) {
+      verifier.warm_workers = *value;
+      // Forked children cannot use an initialised CUDA or NPU runtime.
+      if (*value == "on" && verifier.backend != "cpu") {
+        reader.error(*entry, fmt::format("warm_workers is on but backend is {}", verifier.backend),
+                     "warm workers fork from a parent process, which the CUDA and NPU runtimes do not allow; "
+                     "set warm_workers: auto (cold workers on that backend) or off");
+      }
+    }
+  }
 }
 
 }  // namespace config_detail

@@ -209,7 +209,11 @@ json to_json(const CaseResult& r) {
     j["generation"] = nullptr;
   }
   j["timings"] = {{"generate_s", optional_json(r.timings.generate_s)},
+                  {"worker_start_s", optional_json(r.timings.worker_start_s)},
+                  {"load_s", optional_json(r.timings.load_s)},
                   {"compile_s", optional_json(r.timings.compile_s)},
+                  {"trials_s", optional_json(r.timings.trials_s)},
+                  {"timing_s", optional_json(r.timings.timing_s)},
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
   if (r.samples) j["samples"] = samples_json(*r.samples);
@@ -293,7 +297,11 @@ CaseResult result_from_json(const json& j) {
   }
   if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {
     r.timings.generate_s = optional_at<double>(*it, "generate_s");
+    r.timings.worker_start_s = optional_at<double>(*it, "worker_start_s");
+    r.timings.load_s = optional_at<double>(*it, "load_s");
     r.timings.compile_s = optional_at<double>(*it, "compile_s");
+    r.timings.trials_s = optional_at<double>(*it, "trials_s");
+    r.timings.timing_s = optional_at<double>(*it, "timing_s");
     r.timings.verify_s = optional_at<double>(*it, "verify_s");
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }

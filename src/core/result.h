@@ -134,9 +134,16 @@ struct Generation {
   std::vector<StageRecord> stages;           // workflow stages; empty without a workflow
 };
 
+// Seconds. The verification phases (worker_start_s .. timing_s) do not add
+// up to verify_s: the reference loads while the candidate compiles, and the
+// static gate, the build of ModelNew and the shutdown are not listed.
 struct Timings {
   std::optional<double> generate_s;
-  std::optional<double> compile_s;
+  std::optional<double> worker_start_s;  // until both workers said hello (spawned or forked)
+  std::optional<double> load_s;          // the reference's model build (its load request)
+  std::optional<double> compile_s;       // the candidate's import (compiling its kernels)
+  std::optional<double> trials_s;        // correctness trials, extra shapes included
+  std::optional<double> timing_s;        // timing batches (performance mode)
   std::optional<double> verify_s;
   std::optional<double> total_s;
 };

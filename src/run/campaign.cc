@@ -269,6 +269,27 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.regenerate = options.force;
   sched.candidate_hidden = {config.bench_dir, config.output_root, record->dir};
   sched.agent_hidden = hidden_from_agent(config, options);
+  std::unique_ptr<verify::WarmPool> warm_pool;
+  if (verify::warm_workers_enabled(config.verifier)) {
+    auto pool = verify::WarmPool::create({.python = python->python,
+                                          .backend = config.verifier.backend,
+                                          .compile_cache = config.verifier.compile_cache,
+                                          .sandbox = config.sandbox,
+                                          .sandbox_mode = *sandbox,
+                                          .hidden = sched.candidate_hidden,
+                                          .log_dir = record->dir / ".kgym"});
+    if (pool) {
+      warm_pool = std::move(*pool);
+      sched.warm_pool = warm_pool.get();
+      // Start every device's zygotes now: torch imports while the first
+      // cases probe and generate.
+      for (std::size_t device = 0; device < config.devices.size(); ++device)
+        (void)warm_pool->endpoints(device);
+    } else {
+      printer.error(fmt::format("kgym: warning: no warm workers ({}); every case starts its workers cold",
+                                pool.error()));
+    }
+  }
   Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
   RunOutcome outcome = scheduler.run();
   printer.end_progress();

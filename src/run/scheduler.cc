@@ -160,6 +160,19 @@ void Scheduler::start_case(std::size_t i) {
   spec.cwd = run.dir;
   spec.log_file = run.dir / "probe.log";
   spec.env = {{"OMP_NUM_THREADS", "1"}};
+  // With warm workers the probe is forked from the first device's reference
+  // zygote (torch already imported) by a `kgym zygote-run` child, which the
+  // event loop supervises like any other; a zygote that cannot start leaves
+  // the probe cold.
+  if (options_.warm_pool) {
+    if (auto socket = options_.warm_pool->reference_socket(0)) {
+      std::vector<std::string> argv = options_.kgym_argv0;
+      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", run.dir.string(), "--env",
+                               "OMP_NUM_THREADS=1", "--"});
+      argv.insert(argv.end(), spec.argv.begin() + 2, spec.argv.end());  // past the interpreter and script
+      spec.argv = std::move(argv);
+    }
+  }
   std::filesystem::remove(run.dir / "probe.json");
   set_phase(i, "probing");
   if (!launch_child(i, Child::kProbe, spec, config_.verifier.timeout)) {
@@ -296,6 +309,15 @@ void Scheduler::launch_verification(std::size_t i, std::size_t device) {
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;
+  if (options_.warm_pool) {
+    auto warm = options_.warm_pool->endpoints(device);
+    if (warm) {
+      req.warm = std::move(*warm);
+    } else {
+      printer_.error(
+          fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), run.c.id()));
+    }
+  }
   if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",
                                         util::Durability::kRenameOnly);
       !ok) {

@@ -21,6 +21,7 @@
 #include "run/state_store.h"
 #include "util/process_runner.h"
 #include "util/sandbox.h"
+#include "verify/warm_pool.h"
 
 namespace kgym::run {
 
@@ -41,6 +42,9 @@ struct SchedulerOptions {
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
   std::vector<std::filesystem::path> agent_hidden;
   std::vector<std::filesystem::path> candidate_hidden;
+  // Warm worker parents per device (verifier.warm_workers); null = every
+  // verification starts its workers cold. Not owned.
+  verify::WarmPool* warm_pool = nullptr;
 };
 
 struct RunOutcome {

@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 constexpr uid_t kUnprivilegedUid = 65534;  // nobody / nogroup on Debian
 const fs::path kScratchInside = "/tmp/kgym";
 const fs::path kCacheInside = "/tmp/kgym-ccache";
+const fs::path kWorkerInside = "/tmp/kgym-worker";
 
 std::optional<std::uint64_t> megabytes(long long mb) {
   if (mb <= 0) return std::nullopt;
@@ -42,7 +43,65 @@ std::expected<void, std::string> give_to(const fs::path& dir, uid_t uid) {
   return {};
 }
 
+// The limits and the uid every candidate box shares.
+util::SandboxPolicy base_policy(const SandboxConfig& config, util::SandboxMode mode) {
+  util::SandboxPolicy p;
+  p.mode = mode;
+  p.network = false;
+  p.limits = {.address_space_bytes = megabytes(config.address_space_mb),
+              .cpu_seconds = positive(config.cpu_sec),
+              .file_size_bytes = megabytes(config.file_size_mb),
+              .processes = positive(config.processes)};
+  p.run_as = candidate_uid(config, mode);
+  return p;
+}
+
 }  // namespace
+
+std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode) {
+  if (config.drop_privileges && ::geteuid() == 0 && mode != util::SandboxMode::kNone) return kUnprivilegedUid;
+  return std::nullopt;
+}
+
+std::expected<CandidateBox, std::string> make_warm_candidate_box(
+    const SandboxConfig& config, util::SandboxMode mode, const std::vector<fs::path>& hidden,
+    const fs::path& scratch_root, const fs::path& worker_dir, bool compile_cache) {
+  CandidateBox box;
+  util::SandboxPolicy& p = box.policy;
+  p = base_policy(config, mode);
+  bool drop = p.run_as.has_value();
+  fs::path cache_dir = cache_root() / (drop ? "ccache-sandbox" : "ccache");
+  if (compile_cache) {
+    if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
+  }
+  if (drop) {
+    if (auto given = give_to(scratch_root, kUnprivilegedUid); !given) return std::unexpected(given.error());
+    if (compile_cache) {
+      if (auto given = give_to(cache_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
+    }
+    std::error_code ec;
+    fs::permissions(worker_dir, fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add, ec);
+    fs::permissions(worker_dir.parent_path(), fs::perms::others_exec, fs::perm_options::add, ec);
+  }
+  if (p.mode == util::SandboxMode::kBwrap) {
+    p.hidden = hidden;
+    box.scratch_inside = kScratchInside;
+    p.read_only_at.emplace_back(worker_dir, kWorkerInside);
+    box.worker_inside = kWorkerInside;
+    p.writable.emplace_back(scratch_root, kScratchInside);
+    if (compile_cache) p.writable.emplace_back(cache_dir, kCacheInside);
+    p.cwd = kScratchInside;
+    if (compile_cache) box.env.push_back("CCACHE_DIR=" + kCacheInside.string());
+  } else if (compile_cache) {
+    box.env.push_back("CCACHE_DIR=" + cache_dir.string());
+  }
+  if (drop)
+    box.env.push_back("HOME=" + (box.scratch_inside.empty() ? scratch_root : kScratchInside).string());
+  box.description = fmt::format("candidate sandbox: {}{}; inherited from the device's warm zygote",
+                                util::describe_sandbox(p.mode, false),
+                                drop ? fmt::format(", uid {}", kUnprivilegedUid) : "");
+  return box;
+}
 
 fs::path CandidateBox::inside(const fs::path& host, const fs::path& scratch_dir) const {
   if (scratch_inside.empty()) return host;
@@ -58,14 +117,8 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
   if (!mode) return std::unexpected(mode.error());
   CandidateBox box;
   util::SandboxPolicy& p = box.policy;
-  p.mode = *mode;
-  p.network = false;
-  p.limits = {.address_space_bytes = megabytes(config.address_space_mb),
-              .cpu_seconds = positive(config.cpu_sec),
-              .file_size_bytes = megabytes(config.file_size_mb),
-              .processes = positive(config.processes)};
-  bool drop = config.drop_privileges && ::geteuid() == 0 && p.mode != util::SandboxMode::kNone;
-  if (drop) p.run_as = kUnprivilegedUid;
+  p = base_policy(config, *mode);
+  bool drop = p.run_as.has_value();
   fs::path candidate_dir = scratch_dir / "candidate";
   fs::path cache_dir = cache_root() / (drop ? "ccache-sandbox" : "ccache");
   if (compile_cache) {

@@ -8,6 +8,7 @@
 // unprivileged uid so the process limit binds.
 #include <expected>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct CandidateBox {
   std::filesystem::path scratch_inside;  // where scratch_dir appears to the worker
   std::vector<std::string> env;          // extra "NAME=VALUE" for the worker (CCACHE_DIR, HOME)
   std::string description;               // for verify.log
+  std::filesystem::path worker_inside;   // warm box: where the worker script's dir appears
 
   // `host` (under scratch_dir) as the worker sees it.
   std::filesystem::path inside(const std::filesystem::path& host,
@@ -34,5 +36,18 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
                                                             const std::vector<std::filesystem::path>& hidden,
                                                             const std::filesystem::path& scratch_dir,
                                                             bool compile_cache);
+
+// The uid candidate code runs as: the unprivileged uid when kgym runs as root
+// with sandbox.drop_privileges and a sandbox mode other than none.
+std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode);
+
+// The box of a warm candidate zygote (verify/zygote.h), started once per
+// device: the same limits, namespaces, hidden directories and uid as
+// make_candidate_box, with `worker_dir` (the worker's script) read-only and
+// `scratch_root` writable at /tmp/kgym. Each candidate it forks gets a fresh
+// subdirectory of `scratch_root`; only one runs per device at a time.
+std::expected<CandidateBox, std::string> make_warm_candidate_box(
+    const SandboxConfig& config, util::SandboxMode mode, const std::vector<std::filesystem::path>& hidden,
+    const std::filesystem::path& scratch_root, const std::filesystem::path& worker_dir, bool compile_cache);
 
 }  // namespace kgym::verify

@@ -40,6 +40,8 @@ constexpr int kSignedNormalTrials = 2;
 // Seeds the workers take through torch.manual_seed (63 bits).
 std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream);
 double seconds_since(Clock::time_point start);
+// Cores in a cpu device's core list ("0-3,8" -> 5; "all" -> this process's).
+int core_count(const std::string& device);
 
 class Verification {
  public:
@@ -50,7 +52,14 @@ class Verification {
 
  private:
   std::expected<void, Failure> prepare();
+  // verification_workers.cc: warm forks or cold spawns, then load/import/build.
   std::expected<void, Failure> start_workers();
+  std::optional<WorkerProcess> fork_warm(Role role, int threads,
+                                         const std::vector<std::string>& env_overrides);
+  std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
+  std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
+  // `host` (a file the candidate must read) as the candidate worker sees it.
+  std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
   std::expected<void, Failure> check_extra_shapes();
@@ -77,8 +86,9 @@ class Verification {
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
   WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
   void note(const std::string& line);
-  // Records the cores a worker runs on (its affinity after pinning to the leased device).
-  void note_cores(Role role, const Message& hello);
+  // Records how long the worker took to start (timings.worker_start_s) and
+  // the cores it runs on (its affinity after pinning to the leased device).
+  void note_hello(Role role, const Message& hello);
   void finish_logs();
 
   const VerifyRequest& req_;
@@ -96,7 +106,12 @@ class Verification {
   std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
-  CandidateBox box_;              // how the candidate's files appear inside its box
+  CandidateBox box_;              // the cold candidate's box
+  // Host dir -> the candidate's view of it (empty = same paths).
+  std::filesystem::path candidate_host_root_;
+  std::filesystem::path candidate_inside_root_;
+  std::filesystem::path state_dir_;  // where the reference writes the state the candidate loads
+  std::filesystem::path warm_dir_;   // the warm candidate's scratch dir, removed at the end
 };
 
 }  // namespace kgym::verify::detail

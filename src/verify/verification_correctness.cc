@@ -182,7 +182,7 @@ std::expected<void, Failure> Verification::check_correctness() {
 
 std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
                                                   std::string_view what) {
-  auto state = req_.scratch_dir / "reference" / fmt::format("state_{}.pt", ++reloads_);
+  auto state = state_dir_ / fmt::format("state_{}.pt", ++reloads_);
   Message load;
   load.header = {{"op", "load"},
                  {"problem", req_.problem.string()},
@@ -192,7 +192,7 @@ std::expected<void, Failure> Verification::reload(const std::map<std::string, lo
   auto loaded = call(Role::kReference, load, what, false);
   if (!loaded) return std::unexpected(loaded.error());
   Message build;
-  build.header = {{"op", "build"}, {"state", box_.inside(state, req_.scratch_dir).string()}};
+  build.header = {{"op", "build"}, {"state", candidate_view(state).string()}};
   auto built = call(Role::kCandidate, build, what, false);
   if (!built) return std::unexpected(built.error());
   return {};

@@ -19,6 +19,7 @@
 #include "verify/timing_session.h"
 #include "verify/verification.h"
 #include "verify/worker_process.h"
+#include "verify/worker_startup.h"
 
 namespace kgym::verify {
 namespace detail {
@@ -72,7 +73,19 @@ void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
 }
 
-void Verification::note_cores(Role role, const Message& hello) {
+void Verification::note_hello(Role role, const Message& hello) {
+  const WorkerProcess& w = worker(role);
+  if (auto startup = worker_startup(hello.header, w.requested())) {
+    note(fmt::format("{} worker ready {:.3f} s after it was asked for ({}: {:.3f} s, then {:.3f} s to ready)",
+                     role_name(role), startup->total_s(), w.warm() ? "fork" : "spawn", startup->launch_s,
+                     startup->init_s));
+    // Both workers start together: the case waits from the first request
+    // until the later of the two is ready.
+    auto first_asked = std::min(reference_->requested(), candidate_->requested());
+    double since_first =
+        std::chrono::duration<double>(w.requested() - first_asked).count() + startup->total_s();
+    result_.timings.worker_start_s = std::max(result_.timings.worker_start_s.value_or(0), since_first);
+  }
   auto cores = hello.header.find("cores");
   if (cores == hello.header.end() || !cores->is_array()) return;
   if (role == Role::kReference) {
@@ -127,118 +140,6 @@ std::expected<void, Failure> Verification::prepare() {
   if (!siblings->empty())
     note(fmt::format("candidate sources: {} file(s) beside {}", siblings->size(),
                      req_.candidate.filename().string()));
-  return {};
-}
-
-std::expected<void, Failure> Verification::start_workers() {
-  int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
-  std::string thread_count = std::to_string(threads);
-  std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
-                                         "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
-                                         "PYTHONUNBUFFERED=1"};
-  // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
-  if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
-    env_overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
-  auto env = environment_with(env_overrides);
-  // The reference is trusted (the dataset's own code); the candidate is boxed.
-  CandidateBox& box = box_;
-  if (!req_.candidate_is_reference) {
-    auto made =
-        make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
-    if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
-    box = std::move(*made);
-    candidate_boxed_ = box.policy.mode != util::SandboxMode::kNone;
-    note(box.description);
-  }
-  auto inside = [&](const std::filesystem::path& host) { return box.inside(host, req_.scratch_dir); };
-  auto spec_for = [&](Role role) {
-    auto dir = req_.scratch_dir / std::string(role_name(role));
-    bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
-    std::vector<std::string> argv{
-        req_.python,
-        (boxed ? inside(worker_script_) : worker_script_).string(),
-        "serve",
-        "--role",
-        std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)),
-        "--backend",
-        req_.config.backend,
-        "--threads",
-        thread_count,
-        "--cores",
-        req_.device,
-        "--scratch",
-        (boxed ? inside(dir) : dir).string(),
-        "--compile-cache",
-        req_.config.compile_cache ? "on" : "off"};
-    std::vector<std::string> worker_env = env;
-    if (boxed) {
-      std::vector<std::string> boxed_env = env_overrides;
-      boxed_env.insert(boxed_env.end(), box.env.begin(), box.env.end());
-      worker_env = environment_with(boxed_env);
-      argv = util::sandboxed_argv(box.policy, argv);
-    }
-    return WorkerSpec{
-        .argv = argv,
-        .env = worker_env,
-        .cwd = dir,
-        .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
-    };
-  };
-  // Both start now so their Python/torch startup overlaps.
-  auto reference = WorkerProcess::spawn(spec_for(Role::kReference));
-  if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
-  reference_.emplace(std::move(*reference));
-  auto candidate = WorkerProcess::spawn(spec_for(Role::kCandidate));
-  if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
-  candidate_.emplace(std::move(*candidate));
-
-  auto state = req_.scratch_dir / "reference" / "state.pt";
-  Message load;
-  load.header = {{"op", "load"},
-                 {"problem", req_.problem.string()},
-                 {"overrides", req_.overrides},
-                 {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", state.string()}};
-  Message import;
-  import.header = {{"op", "import"}, { "candidate", inside(candidate_copy_).string() }};
-  if (req_.candidate_is_reference) {
-    import.header = {{"op", "load"},
-                     {"problem", candidate_copy_.string()},
-                     {"overrides", req_.overrides},
-                     {"seed", derive_seed(req_.run_seed, 0)},
-                     { "state_out",
-                       (req_.scratch_dir / "candidate" / "state.pt").string() }};
-  }
-  // Queue both requests before waiting: the candidate compiles while the
-  // reference builds its model.
-  if (auto sent = reference_->send(load, deadline_); !sent)
-    return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
-  if (auto sent = candidate_->send(import, deadline_); !sent)
-    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
-  auto hello_ref = receive(Role::kReference, "startup", deadline_);
-  if (!hello_ref) return std::unexpected(hello_ref.error());
-  note_cores(Role::kReference, *hello_ref);
-  auto loaded = receive(Role::kReference, "loading the problem", deadline_);
-  if (!loaded) return std::unexpected(loaded.error());
-  constants_ = loaded->header.value("constants", nlohmann::json::object());
-  declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
-  note("reference loaded");
-  auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
-  if (!hello_cand) return std::unexpected(hello_cand.error());
-  note_cores(Role::kCandidate, *hello_cand);
-  auto compile_start = Clock::now();
-  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
-  if (!imported) return std::unexpected(imported.error());
-  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
-  note(fmt::format("candidate imported in {:.2f} s", *result_.timings.compile_s));
-
-  if (req_.candidate_is_reference) return {};  // built by its own load
-  Message build;
-  build.header = {{"op", "build"}, {"state", inside(state).string()}};
-  auto built = call(Role::kCandidate, build, "building ModelNew", false);
-  if (!built) return std::unexpected(built.error());
-  note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
-                   built->header.value("loaded", 0), built->header.value("reference_entries", 0)));
   return {};
 }
 
@@ -380,9 +281,17 @@ CaseResult Verification::run() {
     if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
   }
   if (outcome) outcome = start_workers();
-  if (outcome) outcome = check_correctness();
-  if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
-  if (outcome && req_.config.mode == "performance") outcome = measure_performance();
+  if (outcome) {
+    auto trials_start = Clock::now();
+    outcome = check_correctness();
+    if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
+    result_.timings.trials_s = seconds_since(trials_start);
+  }
+  if (outcome && req_.config.mode == "performance") {
+    auto timing_start = Clock::now();
+    outcome = measure_performance();
+    result_.timings.timing_s = seconds_since(timing_start);
+  }
   if (outcome) {
     result_.verdict = Verdict::kPass;
     result_.reason = fmt::format("{} trials matched the reference", result_.correctness.trials);
@@ -402,6 +311,10 @@ CaseResult Verification::run() {
     if (*side) (*side)->shutdown(Clock::now() + std::chrono::seconds(5));
   }
   if (!log_path_.empty()) finish_logs();
+  if (!warm_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(warm_dir_, ec);
+  }
   result_.timings.verify_s = seconds_since(start_);
   return result_;
 }

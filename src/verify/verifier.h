@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,18 @@
 #include "core/result.h"
 
 namespace kgym::verify {
+
+// Where a verification finds its device's zygotes (part of VerifyRequest).
+struct WarmEndpoints {
+  std::filesystem::path reference_socket;
+  std::filesystem::path candidate_socket;
+  // The candidate zygote's writable scratch root on the host and as the
+  // candidate sees it; each verification uses a fresh subdirectory.
+  std::filesystem::path scratch_root;
+  std::filesystem::path scratch_inside;
+  std::string candidate_box;       // the candidate zygote's box, for verify.log
+  std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
+};
 
 struct VerifyRequest {
   std::string case_id;                // for the result; may be "" for ad-hoc use
@@ -43,6 +56,9 @@ struct VerifyRequest {
   // place in a second reference-role worker (A/A when it is the problem
   // itself). No static checks; not part of the request JSON.
   bool candidate_is_reference = false;
+  // The device's warm worker parents (verify/warm_pool.h), when the run
+  // keeps them; without them (or when they fail) workers start cold.
+  std::optional<WarmEndpoints> warm;
 };
 
 // JSON form of the request (the scheduler writes it for `kgym verify

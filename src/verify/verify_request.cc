@@ -29,6 +29,7 @@ json config_json(const VerifierConfig& c) {
         {"budget_ms", c.timing.budget.count()},
         {"cache_flush", c.timing.cache_flush}}},
       {"compile_cache", c.compile_cache},
+      {"warm_workers", c.warm_workers},
   };
 }
 
@@ -54,6 +55,7 @@ VerifierConfig config_from(const json& j) {
     c.timing.cache_flush = it->value("cache_flush", c.timing.cache_flush);
   }
   c.compile_cache = j.value("compile_cache", c.compile_cache);
+  c.warm_workers = j.value("warm_workers", c.warm_workers);
   return c;
 }
 
@@ -77,10 +79,28 @@ void sandbox_from(const json& j, VerifyRequest& r) {
   for (const auto& dir : j.value("hidden", std::vector<std::string>{})) r.sandbox_hidden.emplace_back(dir);
 }
 
+json warm_json(const WarmEndpoints& w) {
+  return {{"reference_socket", w.reference_socket.string()},
+          {"candidate_socket", w.candidate_socket.string()},
+          {"scratch_root", w.scratch_root.string()},
+          {"scratch_inside", w.scratch_inside.string()},
+          {"candidate_box", w.candidate_box},
+          {"notes", w.notes}};
+}
+
+WarmEndpoints warm_from(const json& j) {
+  return {.reference_socket = j.at("reference_socket").get<std::string>(),
+          .candidate_socket = j.at("candidate_socket").get<std::string>(),
+          .scratch_root = j.at("scratch_root").get<std::string>(),
+          .scratch_inside = j.at("scratch_inside").get<std::string>(),
+          .candidate_box = j.value("candidate_box", ""),
+          .notes = j.value("notes", std::vector<std::string>{})};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const VerifyRequest& r) {
-  return {
+  json j = {
       {"case_id", r.case_id},
       {"problem", r.problem.string()},
       {"candidate", r.candidate.string()},
@@ -92,6 +112,8 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"run_seed", r.run_seed},
       {"sandbox", sandbox_json(r.sandbox, r.sandbox_hidden)},
   };
+  if (r.warm) j["warm"] = warm_json(*r.warm);
+  return j;
 }
 
 VerifyRequest verify_request_from_json(const nlohmann::json& j) {
@@ -106,6 +128,7 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.device = j.value("device", r.device);
   r.run_seed = j.value("run_seed", std::uint64_t{0});
   if (auto it = j.find("sandbox"); it != j.end()) sandbox_from(*it, r);
+  if (auto it = j.find("warm"); it != j.end() && !it->is_null()) r.warm = warm_from(*it);
   return r;
 }
 

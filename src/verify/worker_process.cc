@@ -38,15 +38,37 @@ std::expected<std::pair<util::UniqueFd, util::UniqueFd>, std::string> socket_pai
   return std::pair{std::move(high_a), std::move(high_b)};
 }
 
+// The parent's ends of a fresh pair of channels, and the child's.
+struct Channels {
+  util::UniqueFd request_parent, request_child, response_parent, response_child;
+
+  static std::expected<Channels, std::string> make() {
+    auto requests = socket_pair();
+    if (!requests) return std::unexpected(requests.error());
+    auto responses = socket_pair();
+    if (!responses) return std::unexpected(responses.error());
+    return Channels{std::move(requests->first), std::move(requests->second), std::move(responses->first),
+                    std::move(responses->second)};
+  }
+
+  // One direction per socket: the parent only writes requests, only reads responses.
+  void parent_ends_only() {
+    request_child.reset();
+    response_child.reset();
+    ::shutdown(request_parent.get(), SHUT_RD);
+    ::shutdown(response_parent.get(), SHUT_WR);
+    ::fcntl(request_parent.get(), F_SETFL, O_NONBLOCK);
+    ::fcntl(response_parent.get(), F_SETFL, O_NONBLOCK);
+  }
+};
+
 }  // namespace
 
 std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec& spec) {
-  auto requests = socket_pair();
-  if (!requests) return std::unexpected(requests.error());
-  auto responses = socket_pair();
-  if (!responses) return std::unexpected(responses.error());
-  auto& [request_parent, request_child] = *requests;
-  auto& [response_parent, response_child] = *responses;
+  auto requested = Clock::now();
+  auto channels = Channels::make();
+  if (!channels) return std::unexpected(channels.error());
+  auto& [request_parent, request_child, response_parent, response_child] = *channels;
   ChildSpec child_spec{
       .argv = spec.argv,
       .env = spec.env,
@@ -57,19 +79,45 @@ std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec&
   };
   auto child = ChildProcess::spawn(child_spec);
   if (!child) return std::unexpected(child.error());
-  // One direction per socket: the parent only writes requests, only reads responses.
-  ::shutdown(request_parent.get(), SHUT_RD);
-  ::shutdown(response_parent.get(), SHUT_WR);
-  ::fcntl(request_parent.get(), F_SETFL, O_NONBLOCK);
-  ::fcntl(response_parent.get(), F_SETFL, O_NONBLOCK);
-  return WorkerProcess(std::move(*child), std::move(request_parent), std::move(response_parent));
+  channels->parent_ends_only();
+  return WorkerProcess(std::move(*child), std::move(request_parent), std::move(response_parent), requested);
+}
+
+std::expected<WorkerProcess, std::string> WorkerProcess::fork_warm(const std::filesystem::path& zygote_socket,
+                                                                   const ForkRequest& request,
+                                                                   const std::filesystem::path& log_path,
+                                                                   Deadline deadline) {
+  auto requested = Clock::now();
+  auto channels = Channels::make();
+  if (!channels) return std::unexpected(channels.error());
+  util::UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!log)
+    return std::unexpected(fmt::format("cannot open {}: {}", log_path.string(), std::strerror(errno)));
+  auto child = ZygoteChild::fork(zygote_socket, request, channels->request_child.get(),
+                                 channels->response_child.get(), log.get(), deadline);
+  if (!child) return std::unexpected(child.error());
+  channels->parent_ends_only();
+  return WorkerProcess(std::move(*child), std::move(channels->request_parent),
+                       std::move(channels->response_parent), requested);
+}
+
+pid_t WorkerProcess::pid() const {
+  return std::visit([](const auto& child) { return child.pid(); }, child_);
+}
+
+std::optional<ChildExit> WorkerProcess::wait_until(Deadline deadline) {
+  return std::visit([&](auto& child) { return child.wait_until(deadline); }, child_);
+}
+
+void WorkerProcess::terminate(std::chrono::milliseconds grace) {
+  std::visit([&](auto& child) { child.terminate(grace); }, child_);
 }
 
 ChannelError WorkerProcess::exited(std::string message) {
-  auto exit = child_.wait_until(Clock::now() + kExitGrace);
+  auto exit = wait_until(Clock::now() + kExitGrace);
   if (!exit) {
-    child_.terminate(std::chrono::milliseconds(500));
-    exit = child_.exit();
+    terminate(std::chrono::milliseconds(500));
+    exit = std::visit([](const auto& child) { return child.exit(); }, child_);
   }
   return ChannelError{ChannelError::Kind::kExited, std::move(message), exit};
 }
@@ -144,9 +192,9 @@ std::optional<ChildExit> WorkerProcess::shutdown(Deadline deadline) {
   bye.header = {{"op", "exit"}};
   (void)send(bye, deadline);
   requests_.reset();  // EOF on fd 3 also tells the worker to exit
-  if (auto exit = child_.wait_until(deadline)) return exit;
-  child_.terminate(std::chrono::milliseconds(500));
-  return child_.exit();
+  if (auto exit = wait_until(deadline)) return exit;
+  terminate(std::chrono::milliseconds(500));
+  return std::visit([](const auto& child) { return child.exit(); }, child_);
 }
 
 }  // namespace kgym::verify

@@ -3,16 +3,20 @@
 // channel: requests go to the worker's fd 3, responses come from its fd 4
 // (docs/worker-protocol.md). stdout/stderr of the worker are appended to a
 // log file and never parsed. Every exchange has a deadline; the destructor
-// kills the worker's whole process group.
+// kills the worker's whole process group. A worker is either spawned cold
+// (a new interpreter) or forked from a warm zygote (verify/zygote.h); both
+// speak the same protocol.
 #include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "util/unique_fd.h"
 #include "verify/child_process.h"
 #include "verify/protocol.h"
+#include "verify/zygote.h"
 
 namespace kgym::verify {
 
@@ -39,6 +43,13 @@ struct ChannelError {
 class WorkerProcess {
  public:
   static std::expected<WorkerProcess, std::string> spawn(const WorkerSpec& spec);
+  // Has the zygote at `zygote_socket` fork the worker; `log_path` receives
+  // its stdout/stderr. Fails (the caller may spawn cold instead) when the
+  // zygote is gone or does not answer before `deadline`.
+  static std::expected<WorkerProcess, std::string> fork_warm(const std::filesystem::path& zygote_socket,
+                                                             const ForkRequest& request,
+                                                             const std::filesystem::path& log_path,
+                                                             Deadline deadline);
 
   WorkerProcess(WorkerProcess&&) noexcept = default;
   WorkerProcess& operator=(WorkerProcess&&) noexcept = default;
@@ -54,19 +65,30 @@ class WorkerProcess {
   // kills the group if it is still running then. Returns how it ended.
   std::optional<ChildExit> shutdown(Deadline deadline);
   // Kills the worker's process group now (SIGTERM, then SIGKILL).
-  void kill() { child_.terminate(std::chrono::milliseconds(500)); }
+  void kill() { terminate(std::chrono::milliseconds(500)); }
 
-  pid_t pid() const { return child_.pid(); }
+  pid_t pid() const;
+  bool warm() const { return std::holds_alternative<ZygoteChild>(child_); }
+  // When this process asked for the worker (before the spawn or the fork
+  // request): the origin of the worker's start-up times (WorkerStartup).
+  Clock::time_point requested() const { return requested_; }
 
  private:
-  WorkerProcess(ChildProcess child, util::UniqueFd requests, util::UniqueFd responses)
-      : child_(std::move(child)), requests_(std::move(requests)), responses_(std::move(responses)) {}
+  using Child = std::variant<ChildProcess, ZygoteChild>;
+  WorkerProcess(Child child, util::UniqueFd requests, util::UniqueFd responses, Clock::time_point requested)
+      : child_(std::move(child)),
+        requests_(std::move(requests)),
+        responses_(std::move(responses)),
+        requested_(requested) {}
   ChannelError exited(std::string message);
+  std::optional<ChildExit> wait_until(Deadline deadline);
+  void terminate(std::chrono::milliseconds grace);
 
-  ChildProcess child_;
+  Child child_;
   util::UniqueFd requests_;   // parent end of fd 3
   util::UniqueFd responses_;  // parent end of fd 4
   MessageDecoder decoder_;
+  Clock::time_point requested_;
 };
 
 }  // namespace kgym::verify

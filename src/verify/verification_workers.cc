@@ -1,0 +1,229 @@
+// Starting the two workers of a verification: forked from the device's warm
+// zygotes when the request names them (verify/warm_pool.h), else — or when
+// a zygote fails — spawned cold. Either way the reference is trusted and
+// the candidate runs boxed (verify/candidate_sandbox.h), and the startup
+// requests (load, import, build) are the same.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+#include "verify/candidate_sandbox.h"
+#include "verify/verification.h"
+#include "verify/worker_process.h"
+
+namespace kgym::verify::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long a zygote may take to accept a fork: its first one waits for
+// torch to finish importing.
+constexpr auto kWarmForkWait = std::chrono::seconds(60);
+
+util::SandboxMode resolved_mode(const std::string& mode) {
+  if (mode == "bwrap") return util::SandboxMode::kBwrap;
+  if (mode == "unshare") return util::SandboxMode::kUnshare;
+  if (mode == "none") return util::SandboxMode::kNone;
+  return util::resolve_sandbox_mode(mode).value_or(util::SandboxMode::kNone);
+}
+
+}  // namespace
+
+fs::path Verification::candidate_view(const fs::path& host) const {
+  if (candidate_inside_root_.empty()) return host;
+  auto relative = host.lexically_relative(candidate_host_root_);
+  if (relative.empty() || *relative.begin() == "..") return host;
+  return candidate_inside_root_ / relative;
+}
+
+std::vector<std::string> Verification::serve_args(Role role, const fs::path& scratch, int threads) const {
+  return {"serve",
+          "--role",
+          std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)),
+          "--backend",
+          req_.config.backend,
+          "--threads",
+          std::to_string(threads),
+          "--cores",
+          req_.device,
+          "--scratch",
+          scratch.string(),
+          "--compile-cache",
+          req_.config.compile_cache ? "on" : "off"};
+}
+
+std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
+                                                     const std::vector<std::string>& env_overrides) {
+  const WarmEndpoints& warm = *req_.warm;
+  auto log = req_.scratch_dir / fmt::format("{}.log", role_name(role));
+  Deadline deadline = std::min(deadline_, Clock::now() + kWarmForkWait);
+  ForkRequest request;
+  if (role == Role::kReference) {
+    auto dir = req_.scratch_dir / "reference";
+    request = {serve_args(role, dir, threads), env_overrides, dir};
+    auto worker = WorkerProcess::fork_warm(warm.reference_socket, request, log, deadline);
+    if (worker) return std::move(*worker);
+    note(fmt::format("warm reference worker unavailable ({}); starting it cold", worker.error()));
+    return std::nullopt;
+  }
+  // A fresh directory under the candidate zygote's scratch root, the only
+  // place the candidate may write; removed when the verification ends.
+  auto dir = warm.scratch_root / fmt::format("v{}", ::getpid());
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  auto inside = warm.scratch_inside / dir.filename();
+  auto uid = candidate_uid(req_.sandbox, resolved_mode(req_.sandbox.mode));
+  if (auto made = util::make_dirs(dir); !made) {
+    note(fmt::format("warm candidate worker unavailable ({}); starting it cold", made.error()));
+    return std::nullopt;
+  }
+  warm_dir_ = dir;
+  if (uid && ::chown(dir.c_str(), *uid, *uid) != 0) {
+    note(fmt::format("warm candidate worker unavailable (cannot hand {} to uid {}); starting it cold",
+                     dir.string(), *uid));
+    return std::nullopt;
+  }
+  std::vector<std::string> env = env_overrides;
+  if (uid) env.push_back("HOME=" + inside.string());
+  request = {serve_args(role, inside, threads), env, inside};
+  auto worker = WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
+  if (!worker) {
+    note(fmt::format("warm candidate worker unavailable ({}); starting it cold", worker.error()));
+    return std::nullopt;
+  }
+  note(warm.candidate_box);
+  candidate_host_root_ = dir;
+  candidate_inside_root_ = inside;
+  state_dir_ = dir;
+  return std::move(*worker);
+}
+
+std::expected<void, Failure> Verification::start_workers() {
+  int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
+  std::string thread_count = std::to_string(threads);
+  std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
+                                         "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
+                                         "PYTHONUNBUFFERED=1"};
+  // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
+  if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
+    env_overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
+  state_dir_ = req_.scratch_dir / "reference";
+  if (req_.warm) {
+    for (const auto& line : req_.warm->notes) note(line);
+    reference_ = fork_warm(Role::kReference, threads, env_overrides);
+    if (!req_.candidate_is_reference) candidate_ = fork_warm(Role::kCandidate, threads, env_overrides);
+  }
+  auto env = environment_with(env_overrides);
+  // The reference is trusted (the dataset's own code); the candidate is boxed.
+  if (!req_.candidate_is_reference && !candidate_) {
+    auto made =
+        make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
+    if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+    box_ = std::move(*made);
+    candidate_boxed_ = box_.policy.mode != util::SandboxMode::kNone;
+    if (!box_.scratch_inside.empty()) {
+      candidate_host_root_ = req_.scratch_dir;
+      candidate_inside_root_ = box_.scratch_inside;
+    }
+    note(box_.description);
+  }
+  auto spec_for = [&](Role role) {
+    auto dir = req_.scratch_dir / std::string(role_name(role));
+    bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
+    std::vector<std::string> argv{req_.python,
+                                  (boxed ? candidate_view(worker_script_) : worker_script_).string()};
+    auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> worker_env = env;
+    if (boxed) {
+      std::vector<std::string> boxed_env = env_overrides;
+      boxed_env.insert(boxed_env.end(), box_.env.begin(), box_.env.end());
+      worker_env = environment_with(boxed_env);
+      argv = util::sandboxed_argv(box_.policy, argv);
+    }
+    return WorkerSpec{
+        .argv = argv,
+        .env = worker_env,
+        .cwd = dir,
+        .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
+    };
+  };
+  // Both start now so their Python/torch startup overlaps.
+  if (!reference_) {
+    auto reference = WorkerProcess::spawn(spec_for(Role::kReference));
+    if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
+    reference_.emplace(std::move(*reference));
+  }
+  if (!candidate_) {
+    auto candidate = WorkerProcess::spawn(spec_for(Role::kCandidate));
+    if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
+    candidate_.emplace(std::move(*candidate));
+  }
+  note(fmt::format("reference worker {}, candidate worker {}",
+                   reference_->warm() ? "forked warm" : "spawned cold",
+                   candidate_->warm() ? "forked warm" : "spawned cold"));
+  // The candidate imports its own copy, from where it may read.
+  auto candidate_file = candidate_copy_;
+  if (candidate_->warm()) {
+    candidate_file = state_dir_ / candidate_copy_.filename();
+    if (auto copied = util::copy_regular_file(candidate_copy_, candidate_file); !copied)
+      return std::unexpected(Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
+  }
+  return load_and_import(candidate_file);
+}
+
+std::expected<void, Failure> Verification::load_and_import(const fs::path& candidate_file) {
+  auto state = state_dir_ / "state.pt";
+  Message load;
+  load.header = {{"op", "load"},
+                 {"problem", req_.problem.string()},
+                 {"overrides", req_.overrides},
+                 {"seed", derive_seed(req_.run_seed, 0)},
+                 {"state_out", state.string()}};
+  Message import;
+  import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_file).string() }};
+  if (req_.candidate_is_reference) {
+    import.header = {{"op", "load"},
+                     {"problem", candidate_file.string()},
+                     {"overrides", req_.overrides},
+                     {"seed", derive_seed(req_.run_seed, 0)},
+                     { "state_out",
+                       (req_.scratch_dir / "candidate" / "state.pt").string() }};
+  }
+  // Queue both requests before waiting: the candidate compiles while the
+  // reference builds its model.
+  if (auto sent = reference_->send(load, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
+  if (auto sent = candidate_->send(import, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  auto hello_ref = receive(Role::kReference, "startup", deadline_);
+  if (!hello_ref) return std::unexpected(hello_ref.error());
+  note_hello(Role::kReference, *hello_ref);
+  auto load_start = Clock::now();
+  auto loaded = receive(Role::kReference, "loading the problem", deadline_);
+  if (!loaded) return std::unexpected(loaded.error());
+  result_.timings.load_s = loaded->header.value("load_s", seconds_since(load_start));
+  constants_ = loaded->header.value("constants", nlohmann::json::object());
+  declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
+  note("reference loaded");
+  auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
+  if (!hello_cand) return std::unexpected(hello_cand.error());
+  note_hello(Role::kCandidate, *hello_cand);
+  auto compile_start = Clock::now();
+  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
+  if (!imported) return std::unexpected(imported.error());
+  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
+  note(fmt::format("candidate imported in {:.2f} s", *result_.timings.compile_s));
+
+  if (req_.candidate_is_reference) return {};  // built by its own load
+  Message build;
+  build.header = {{"op", "build"}, {"state", candidate_view(state).string()}};
+  auto built = call(Role::kCandidate, build, "building ModelNew", false);
+  if (!built) return std::unexpected(built.error());
+  note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
+                   built->header.value("loaded", 0), built->header.value("reference_entries", 0)));
+  return {};
+}
+
+}  // namespace kgym::verify::detail
