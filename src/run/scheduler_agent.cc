@@ -154,7 +154,7 @@ bool Scheduler::stage_passed(std::size_t i) {
 // its transcript reports.
 void Scheduler::end_generation(std::size_t i) {
   CaseRun& run = runs_[i];
-  run.generate_s = (clock_.now() - run.generation_started).count();
+  run.generate_s = util::Seconds(clock_.now() - run.generation_started).count();
   run.generation.duration_s = run.generate_s;
   if (auto usage = agent_.read_usage(agent_task(i, run.work / "prompt.md"))) {
     run.generation.tokens_in = usage->tokens_in;

@@ -86,6 +86,11 @@ TEST_F(SchedulerTest, AgentPastItsTimeoutIsAGenerationTimeout) {
     EXPECT_EQ(r.verdict, Verdict::kGenerationFailed);
     ASSERT_TRUE(r.generation);
     EXPECT_EQ(r.generation->outcome, "timeout");
+    // In seconds: the 5 s timeout plus the kill's grace period.
+    ASSERT_TRUE(r.timings.generate_s);
+    EXPECT_GE(*r.timings.generate_s, 5.0);
+    EXPECT_LT(*r.timings.generate_s, 30.0);
+    EXPECT_EQ(r.generation->duration_s, r.timings.generate_s);
   }
 }
 

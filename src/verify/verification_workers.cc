@@ -164,11 +164,16 @@ std::expected<void, Failure> Verification::start_workers() {
                    reference_->warm() ? "forked warm" : "spawned cold",
                    candidate_->warm() ? "forked warm" : "spawned cold"));
   // The candidate imports its own copy, from where it may read.
+  // A warm candidate reads from its own dir in the zygote's box; its
+  // sibling sources go along so that it can import them.
   auto candidate_file = candidate_copy_;
   if (candidate_->warm()) {
     candidate_file = state_dir_ / candidate_copy_.filename();
-    if (auto copied = util::copy_regular_file(candidate_copy_, candidate_file); !copied)
-      return std::unexpected(Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
+    for (const auto& file : candidate_files_) {
+      if (auto copied = util::copy_regular_file(file, state_dir_ / file.filename()); !copied)
+        return std::unexpected(
+            Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
+    }
   }
   return load_and_import(candidate_file);
 }
