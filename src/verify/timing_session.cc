@@ -19,6 +19,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr int kMaxWarmupRounds = 8;
 constexpr double kWarmupStable = 0.05;  // consecutive warm-up medians within 5 %
 constexpr int kMinRounds = 4;           // at least two rounds in each reference half
+constexpr int kRoundsWanted = 40;       // batches are sized for about this many rounds
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
 
 // Clocks of two processes (both CLOCK_MONOTONIC) and the time a reply
@@ -155,9 +156,12 @@ TimingOutcome TimingSession::run() {
   // many of them for the alternation to cancel drift.
   const int max_reps = std::max(2, timing_.max_repetitions);
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
-  double batch_ns = std::chrono::duration<double, std::nano>(timing_.budget).count() / 40;
+  double batch_ns = std::chrono::duration<double, std::nano>(timing_.budget).count() / kRoundsWanted;
   double slowest = std::max({per_call_ns[0], per_call_ns[1], 1.0});
-  const int per_batch = std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / 10));
+  // At least kRoundsWanted rounds also when the repetitions, not the
+  // budget, end the timing: the block bootstrap resamples rounds.
+  const int per_batch =
+      std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / kRoundsWanted));
   note_(fmt::format("timing: warm {:.3f} ms / {:.3f} ms per call; batches of {}", per_call_ns[0] / 1e6,
                     per_call_ns[1] / 1e6, per_batch));
 
