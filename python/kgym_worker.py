@@ -14,12 +14,19 @@ import ast
 import importlib.util
 import json
 import os
-import shutil
 import sys
 import time
 import types
 
-from kgym_worker_common import WorkerError, die_with_parent, exception_line, log, started_ns, traceback_tail
+from kgym_worker_common import (
+    WorkerError,
+    die_with_parent,
+    exception_line,
+    log,
+    setup_compile_env,
+    started_ns,
+    traceback_tail,
+)
 from kgym_worker_devices import (
     BACKENDS,
     describe,
@@ -394,31 +401,6 @@ class CandidateSide(Side):
         return dict(reply, runtime=facts), buffers
 
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
-
-
-def setup_compile_env(scratch, compile_cache):
-    """Private extension dir per worker; identical sources rebuild via ccache."""
-    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(scratch, "torch_extensions")
-    os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"], exist_ok=True)
-    ccache = shutil.which("ccache")
-    if not compile_cache or not ccache or "CXX" in os.environ:
-        return
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if not compiler:
-        return
-    cache_root = os.environ.get("KGYM_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kgym")
-    os.environ.setdefault("CCACHE_DIR", os.path.join(cache_root, "ccache"))
-    os.environ["CCACHE_BASEDIR"] = scratch
-    os.environ["CCACHE_NOHASHDIR"] = "1"
-    os.environ.setdefault("CCACHE_SLOPPINESS", "time_macros,include_file_mtime,include_file_ctime")
-    bin_dir = os.path.join(scratch, "bin")
-    os.makedirs(bin_dir, exist_ok=True)
-    # The name contains "g++" so torch's compiler check accepts the wrapper.
-    wrapper = os.path.join(bin_dir, "ccache-g++")
-    with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\nexec "{ccache}" "{compiler}" "$@"\n')
-    os.chmod(wrapper, 0o755)
-    os.environ["CXX"] = wrapper
 
 
 def serve(args):

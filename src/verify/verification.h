@@ -101,8 +101,8 @@ class Verification {
   std::vector<std::filesystem::path> candidate_files_;  // the copy first, then its sibling sources
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
-  nlohmann::json constants_;       // the reference's size constants (load reply)
-  nlohmann::json declared_cases_;  // the problem's CASES
+  nlohmann::json constants_;          // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;     // the problem's CASES
   std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
