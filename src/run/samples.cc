@@ -4,26 +4,10 @@
 #include <stdexcept>
 
 #include "core/pass_at_k.h"
+#include "util/seed_mix.h"
 
 namespace kgym::run {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// FNV-1a: a stable hash of the case id (std::hash may differ between builds).
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // Lower ranks are reported first when no sample passed.
 int failure_rank(Verdict v) {
@@ -51,7 +35,9 @@ std::optional<double> speedup(const CaseResult& r) {
 
 std::uint64_t sample_seed(std::uint64_t run_seed, const std::string& case_id, int sample) {
   if (sample == 0) return run_seed;
-  return splitmix64(run_seed ^ splitmix64(fnv1a(case_id) + static_cast<std::uint64_t>(sample))) >> 1;
+  return util::splitmix64(run_seed ^
+                          util::splitmix64(util::fnv1a(case_id) + static_cast<std::uint64_t>(sample))) >>
+         1;
 }
 
 std::size_t chosen_sample(const std::vector<CaseResult>& results) {

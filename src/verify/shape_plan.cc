@@ -5,17 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "util/seed_mix.h"
+
 namespace kgym::verify {
-namespace {
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohmann::json& declared,
                                    const std::map<std::string, long long>& base, std::uint64_t seed) {
@@ -38,7 +30,7 @@ std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohma
       if (!value.is_number_integer()) continue;
       long long v = value.get<long long>();
       if (v < kMinSizeConstant) continue;
-      state = mix(state);
+      state = util::splitmix64(state);
       double factor = 0.5 + 0.35 * static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
       long long shrunk = std::max<long long>(2, static_cast<long long>(static_cast<double>(v) * factor));
       if (shrunk == v) shrunk = v - 1;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/seed_mix.h"
 #include "verify/candidate_sandbox.h"
 #include "verify/candidate_sources.h"
 #include "verify/probe.h"
@@ -23,21 +24,11 @@
 
 namespace kgym::verify {
 namespace detail {
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 // Seeds the workers take through torch.manual_seed: 63 bits keep them
 // positive for every torch version.
 std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream) {
-  return splitmix64(run_seed ^ splitmix64(stream)) >> 1;
+  return util::splitmix64(run_seed ^ util::splitmix64(stream)) >> 1;
 }
 
 int core_count(const std::string& device) {
