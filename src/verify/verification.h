@@ -68,6 +68,8 @@ class Verification {
   std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
                                       std::string_view what);
   std::expected<void, Failure> shape_trial(const std::string& label);
+  std::expected<Message, Failure> reference_trial(std::uint64_t seed, std::string_view distribution,
+                                                  std::string_view what);
   std::expected<Message, Failure> candidate_trial(const std::string& inputs,
                                                   const nlohmann::json& reference_facts,
                                                   std::string_view what);

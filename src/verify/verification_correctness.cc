@@ -34,6 +34,22 @@ Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where
   return Failure{Verdict::kFailCheat, std::move(reason), std::move(finding)};
 }
 
+// One reference trial: its reply holds the inputs blob, then one payload
+// per output.
+std::expected<Message, Failure> Verification::reference_trial(std::uint64_t seed,
+                                                              std::string_view distribution,
+                                                              std::string_view what) {
+  Message request;
+  request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", std::string(distribution)}};
+  auto reply = call(Role::kReference, request, what);
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->payloads.size() != reply->header.value("outputs", nlohmann::json::array()).size() + 1) {
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
+  }
+  return reply;
+}
+
 std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<const TensorBytes> candidate,
                                                            std::span<const TensorBytes> reference) {
   auto& correctness = result_.correctness;
@@ -113,15 +129,9 @@ std::expected<void, Failure> Verification::check_correctness() {
     correctness.seeds.push_back(seed);
     correctness.distributions.push_back(distribution);
     auto what = fmt::format("trial {}", trial);
-    Message ref_request;
-    ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", distribution}};
-    auto ref = call(Role::kReference, ref_request, what);
+    auto ref = reference_trial(seed, distribution, what);
     if (!ref) return std::unexpected(ref.error());
     const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
-    if (ref->payloads.size() != ref_outputs.size() + 1) {
-      return std::unexpected(
-          Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
-    }
     auto reference = output_views(ref_outputs, ref->payloads, 1);
     if (trial == 0) {
       std::vector<std::string> shapes;
@@ -206,15 +216,9 @@ std::expected<void, Failure> Verification::shape_trial(const std::string& label)
   correctness.seeds.push_back(seed);
   correctness.distributions.push_back("given");
   auto what = fmt::format("trial {} ({})", trial, label);
-  Message ref_request;
-  ref_request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", "given"}};
-  auto ref = call(Role::kReference, ref_request, what);
+  auto ref = reference_trial(seed, "given", what);
   if (!ref) return std::unexpected(ref.error());
   const auto& ref_outputs = ref->header.value("outputs", nlohmann::json::array());
-  if (ref->payloads.size() != ref_outputs.size() + 1) {
-    return std::unexpected(
-        Failure{Verdict::kHarnessError, "reference reply has the wrong number of payloads"});
-  }
   std::vector<std::string> shapes;
   for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
     shapes.push_back(input.value("kind", "") == "tensor"

@@ -218,9 +218,7 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
-  Message inputs_request;
-  inputs_request.header = {{"op", "trial"}, {"seed", derive_seed(req_.run_seed, 1000)}};
-  auto inputs = call(Role::kReference, inputs_request, "preparing timing inputs");
+  auto inputs = reference_trial(derive_seed(req_.run_seed, 1000), "given", "preparing timing inputs");
   if (!inputs) return std::unexpected(inputs.error());
   TimingInputs timing_inputs{.blob = std::move(inputs->payloads.at(0)),
                              .check_seed = derive_seed(req_.run_seed, 2000)};
