@@ -283,13 +283,17 @@ def flatten_outputs(output):
 
 
 def tensor_bytes(tensor):
-    """Zero-copy view of a contiguous CPU tensor's bytes (no numpy needed)."""
+    """Zero-copy view of a contiguous CPU tensor's bytes (no numpy needed).
+    The view keeps the tensor alive: the caller may drop its last reference
+    before the bytes are sent, and a freed block is soon reused."""
     nbytes = tensor.numel() * tensor.element_size()
     if nbytes == 0:
         return b""
     if tensor.is_complex():
         raise WorkerError("exception", f"output dtype {dtype_name(tensor.dtype)} is not supported")
-    return memoryview((ctypes.c_char * nbytes).from_address(tensor.data_ptr())).cast("B")
+    raw = (ctypes.c_char * nbytes).from_address(tensor.data_ptr())
+    raw.owner = tensor
+    return memoryview(raw).cast("B")
 
 
 def save_to_bytes(obj):
