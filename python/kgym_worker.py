@@ -209,6 +209,9 @@ class Side:
         self.args = args
         self.backend = BACKENDS[args.backend](args.threads, args.cores)
         self.model = None
+        # The inputs of the timed calls: a `time` request with a payload
+        # stages them, later ones without a payload reuse them.
+        self.timing_inputs = None
 
     def forward(self, inputs):
         import torch
@@ -268,7 +271,11 @@ class Side:
         # CPU time of every thread of this process over the whole batch, so the
         # parent can tell its own workers' load from other processes'.
         cpu_start = time.process_time_ns()
-        inputs = self.backend.to_device(load_from(payloads[0]))
+        if payloads:
+            self.timing_inputs = self.backend.to_device(load_from(payloads[0]))
+        elif self.timing_inputs is None:
+            raise WorkerError("protocol", "time without an inputs payload before any was staged")
+        inputs = self.timing_inputs
         keep_call = int(header.get("check_call", -1))
 
         def fresh_inputs():

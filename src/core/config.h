@@ -50,7 +50,7 @@ struct TimingConfig {
   int warmup = 3;                          // untimed calls per side, at least; more until stable
   double target_rse = 0.005;               // stop once both medians' relative standard error is below
   int min_samples = 10;                    // timed calls per side before target_rse may stop
-  int max_repetitions = 2000;              // timed calls per side, at most
+  int max_repetitions = 10000;             // timed calls per side, at most
   std::chrono::milliseconds budget{3000};  // per case, both sides together
   bool cache_flush = false;                // evict the caches before every timed call
 };

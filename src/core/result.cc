@@ -187,7 +187,8 @@ json to_json(const CaseResult& r) {
                         {"flags", p.flags},
                         {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
                         {"measure_s", optional_json(p.measure_s)},
-                        {"foreign_cpu_share", optional_json(p.foreign_cpu_share)}};
+                        {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
+                        {"rounds_ms", p.rounds_ms}};
   } else {
     j["performance"] = nullptr;
   }
@@ -273,6 +274,7 @@ CaseResult result_from_json(const json& j) {
     perf.memory_bandwidth_gbs = optional_at<double>(p, "memory_bandwidth_gbs");
     perf.measure_s = optional_at<double>(p, "measure_s");
     perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
+    perf.rounds_ms = p.value("rounds_ms", std::vector<std::array<double, 2>>{});
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {

@@ -2,6 +2,7 @@
 // The per-case result record: what result.json and `kgym verify --json` hold
 // (schema in DESIGN.md "Outputs"). Plain data; absent measurements are
 // std::nullopt and serialize as JSON null, never 0.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -92,6 +93,9 @@ struct Performance {
   // Share (0..1) of the leased cores' time that processes other than this
   // verification used while the timed rounds ran; nullopt where unreadable.
   std::optional<double> foreign_cpu_share;
+  // Per alternation round, in time order: {reference, candidate} batch
+  // medians in ms, the units the speedup is the median ratio of.
+  std::vector<std::array<double, 2>> rounds_ms;
 };
 
 // How the agent step ended; distinct from the verdict.

@@ -51,15 +51,24 @@ using Blocks = std::vector<std::vector<double>>;
 
 // The same ratio over samples taken in blocks, where block i of the
 // reference and block i of the candidate were measured next to each other
-// (one alternation round). The interval comes from a paired block
-// bootstrap: whole rounds are resampled, so drift that moves every sample
-// of a round together widens the interval instead of being mistaken for
-// precision, while the pairing keeps what alternation cancels cancelled.
-// With fewer than kMinBootstrapBlocks pairs it falls back to resampling
-// single samples. Extra blocks on either side are left out of the interval.
+// (one alternation round), the order alternating from round to round
+// (A B, B A, A B, ...). Each unit of two consecutive rounds (A B B A) gives
+// one ratio of batch medians: the geometric mean of its two rounds' ratios,
+// so going first or second and a steady drift cancel within it. The
+// speedup is the median of the units' ratios and its interval a bootstrap
+// over units. Load, frequency or a neighbour on the core that moves the
+// batches of a unit together cancels too, also when it comes and goes in
+// regimes that would make pooled medians jump. With fewer than
+// kMinBootstrapBlocks units it falls back to the pooled medians with single
+// samples resampled. Extra blocks on either side are left out.
 inline constexpr std::size_t kMinBootstrapBlocks = 4;
 std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,
                                                        BootstrapOptions options = {});
+
+// The relative standard error of that paired speedup: the MAD-based
+// standard error of the median of the units' log ratios. nullopt for
+// fewer than 2 units.
+std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& candidate);
 
 // A timing side in milliseconds from samples in nanoseconds.
 TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options = {});

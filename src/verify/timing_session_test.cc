@@ -1,6 +1,7 @@
 // The timing phase against scripted workers: what it concludes about the
 // machine's load from the cores' counters and the workers' CPU reports.
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -103,6 +104,38 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   ASSERT_TRUE(outcome.performance);
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
   EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
+}
+
+TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  struct Seen {
+    int with_inputs = 0, without = 0, rewarmed = 0, timed = 0;
+  };
+  auto seen = std::make_shared<std::array<Seen, 2>>();
+  Exchange recording = [&, seen](TimedSide side, const Message& request, std::string_view what) {
+    if (request.header.value("op", "") == "time") {
+      Seen& s = (*seen)[side == TimedSide::kReference ? 0 : 1];
+      (request.payloads.empty() ? s.without : s.with_inputs)++;
+      if (what == "timing") {
+        ++s.timed;
+        s.rewarmed += request.header.value("warmup", 0) > 0;
+      }
+    }
+    return answer(side, request, what);
+  };
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "inputs"}, recording, [](const std::string&) {},
+      scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  for (const Seen& s : *seen) {
+    EXPECT_EQ(s.with_inputs, 1);  // the first request stages them
+    EXPECT_GT(s.without, 0);
+    EXPECT_GT(s.timed, 0);
+    EXPECT_EQ(s.rewarmed, s.timed);  // every timed batch begins with untimed calls
+  }
+  EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>((*seen)[0].timed));
+  EXPECT_DOUBLE_EQ(outcome.performance->rounds_ms.front()[0], kCallNs / 1e6);
 }
 
 TEST(TimingChecks, ForeignShare) {

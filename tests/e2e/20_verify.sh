@@ -43,6 +43,30 @@ expect_exit 2 "a bad --set is a usage error" "$KGYM" verify --problem "$S/level1
   --candidate "$S/solutions/level1/1_ReLU/model_new.py" --set verifier.trials=zero
 expect_output "verifier.trials" "names the key"
 
+# Outputs travel back to the parent as views of the tensors' memory, which
+# must keep the tensor alive: once, RMSNorm's freed output block was reused
+# before it was sent and an A/A timing failed with "output of a timed call
+# differs".
+/usr/bin/python3 - "$SRC/python" <<'PY' && ok "a tensor's byte view outlives the tensor's other references" || bad "a tensor's byte view outlives the tensor's other references"
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgym_worker_devices import steady_allocator, tensor_bytes
+
+steady_allocator()  # as every worker: freed blocks stay in the heap for reuse
+view = tensor_bytes(torch.full((1 << 18,), 1.0))  # the view holds the only reference
+again = torch.full((1 << 18,), 2.0)  # would reuse the block had it been freed
+sys.exit(0 if bytes(view[:4]) == torch.tensor([1.0]).numpy().tobytes() else 1)
+PY
+
+# The reference timed against itself, through the staged-inputs path.
+expect_exit 0 "the reference timed against itself passes" "$KGYM" verify --problem "$S/level1/7_RMSNorm.py" \
+  --candidate "$S/level1/7_RMSNorm.py" --candidate-is-reference --set verifier.timing.budget_sec=1 \
+  --json "$TMP/aa.json"
+check "A/A records the rounds and a speedup near 1" python3 -c \
+  'import json,sys; p=json.load(open(sys.argv[1]))["performance"]; sys.exit(not (len(p["rounds_ms"]) >= 8 and 0.8 < p["speedup"]["median"] < 1.25))' \
+  "$TMP/aa.json"
+
 expect_exit 2 "a missing candidate file is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$TMP/none.py"
 finish
