@@ -48,10 +48,10 @@ struct AgentConfig {
 // How reference and candidate are timed (docs/config.md "verifier.timing").
 struct TimingConfig {
   int warmup = 3;                          // untimed calls per side, at least; more until stable
-  double target_rse = 0.005;               // stop once both medians' relative standard error is below
+  double target_rse = 0.005;               // stop once the speedup's relative standard error is below
   int min_samples = 10;                    // timed calls per side before target_rse may stop
   int max_repetitions = 10000;             // timed calls per side, at most
-  std::chrono::milliseconds budget{3000};  // per case, both sides together
+  std::chrono::milliseconds budget{5000};  // per case, both sides together
   bool cache_flush = false;                // evict the caches before every timed call
 };
 
