@@ -76,13 +76,10 @@ std::vector<bool> outlier_flags(const std::vector<double>& samples) {
   return flags;
 }
 
-std::optional<double> median_rse(const std::vector<double>& samples) {
+std::optional<double> median_se(const std::vector<double>& samples) {
   if (samples.size() < 2) return std::nullopt;
-  double center = *median(samples);
-  if (!(center > 0)) return std::nullopt;
   double sigma = 1.4826 * *mad(samples);
-  double se = 1.2533 * sigma / std::sqrt(static_cast<double>(samples.size()));
-  return se / center;
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(samples.size()));
 }
 
 std::optional<Interval> median_ci95(const std::vector<double>& samples, BootstrapOptions options) {
@@ -139,12 +136,7 @@ std::vector<double> unit_log_ratios(const Blocks& reference, const Blocks& candi
 }  // namespace
 
 std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& candidate) {
-  auto logs = unit_log_ratios(reference, candidate);
-  if (logs.size() < 2) return std::nullopt;
-  // A log difference is a relative one: the standard error of the median
-  // log ratio is the speedup's relative standard error.
-  double sigma = 1.4826 * *mad(logs);
-  return 1.2533 * sigma / std::sqrt(static_cast<double>(logs.size()));
+  return median_se(unit_log_ratios(reference, candidate));
 }
 
 std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,

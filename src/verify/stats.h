@@ -24,11 +24,10 @@ std::optional<double> iqr(std::vector<double> samples);
 // [q1 - 1.5 IQR, q3 + 1.5 IQR]. All false for fewer than 4 samples.
 std::vector<bool> outlier_flags(const std::vector<double>& samples);
 
-// Relative standard error of the median: the standard error estimated from
-// the MAD (sigma ~ 1.4826 MAD, se(median) ~ 1.2533 sigma / sqrt(n)) over
-// the median. Robust to the long right tail timings have. nullopt for fewer
-// than 2 samples or a median that is not > 0.
-std::optional<double> median_rse(const std::vector<double>& samples);
+// Standard error of the median, estimated from the MAD (sigma ~ 1.4826 MAD,
+// se(median) ~ 1.2533 sigma / sqrt(n)): robust to the long right tail
+// timings have. nullopt for fewer than 2 samples.
+std::optional<double> median_se(const std::vector<double>& samples);
 
 struct BootstrapOptions {
   int resamples = 2000;
@@ -65,8 +64,8 @@ inline constexpr std::size_t kMinBootstrapBlocks = 4;
 std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,
                                                        BootstrapOptions options = {});
 
-// The relative standard error of that paired speedup: the MAD-based
-// standard error of the median of the units' log ratios. nullopt for
+// The relative standard error of that paired speedup: median_se of the
+// units' log ratios (a difference of logs is a relative one). nullopt for
 // fewer than 2 units.
 std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& candidate);
 

@@ -1,5 +1,7 @@
 #include "verify/stats.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "verify/timing_session.h"
@@ -30,15 +32,15 @@ TEST(Stats, OutlierFlagsUseTukeyFences) {
   EXPECT_EQ(std::count(few.begin(), few.end(), true), 0);
 }
 
-TEST(Stats, MedianRseShrinksWithSamples) {
+TEST(Stats, MedianSeShrinksWithSamples) {
   std::vector<double> ten, thousand;
   for (int i = 0; i < 10; ++i) ten.push_back(100 + (i % 5));
   for (int i = 0; i < 1000; ++i) thousand.push_back(100 + (i % 5));
-  ASSERT_TRUE(median_rse(ten) && median_rse(thousand));
-  EXPECT_NEAR(*median_rse(thousand), *median_rse(ten) / 10, 1e-12);
-  EXPECT_EQ(*median_rse({5, 5, 5}), 0);
-  EXPECT_FALSE(median_rse({5}));
-  EXPECT_FALSE(median_rse({0, 0}));
+  ASSERT_TRUE(median_se(ten) && median_se(thousand));
+  EXPECT_NEAR(*median_se(ten), 1.2533 * 1.4826 * 1 / std::sqrt(10.0), 1e-12);  // MAD 1
+  EXPECT_NEAR(*median_se(thousand), *median_se(ten) / 10, 1e-12);
+  EXPECT_EQ(*median_se({5, 5, 5}), 0);
+  EXPECT_FALSE(median_se({5}));
 }
 
 TEST(Stats, MedianIntervalContainsMedianAndIsDeterministic) {
