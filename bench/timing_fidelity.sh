@@ -10,8 +10,8 @@
 #   2. Double work: the same, with a copy of the problem whose Model runs its
 #      forward twice per call; the time ratio should be 2.0 +- 0.1. Beside
 #      it, the same ratio measured in one process without kgym
-#      (bench/twice_in_process.py: same core, threads and allocator, A B B A
-#      batches): what running the forward twice really costs at that size on
+#      (bench/twice_in_process.py: the worker's loading, cpu backend and
+#      timing loop, A B B A batches): what running the forward twice costs at that size on
 #      this machine, so a gap between the two is kgym's, not the workload's.
 #      At the RMSNorm sample's own size (128 x 1024) a second forward finds
 #      the first one's buffers in the cache and the pair costs about 1.9x
@@ -47,7 +47,7 @@ for name in "${PROBLEMS[@]}"; do
   { cat "$problem"; printf '\n\n_once = Model.forward\n\n\ndef _twice(self, *args):\n'
     printf '    _once(self, *args)\n    return _once(self, *args)\n\n\nModel.forward = _twice\n'; } >"$WORK/$name/twice.py"
   /usr/bin/python3 "$ROOT/bench/twice_in_process.py" "$problem" "${DEVICE%%[,-]*}" "${overrides[@]}" \
-    >"$WORK/$name/in_process.txt" 2>&1 || true
+    >"$WORK/$name/in_process.txt" 2>"$WORK/$name/in_process.log" || true
   for kind in aa twice; do
     "$KGYM" verify --problem "$problem" --candidate "$WORK/$name/$kind.py" --device "$DEVICE" --seed 1 --candidate-is-reference "${sets[@]}" "${EXTRA[@]}" \
       --json "$WORK/$name/$kind.json" >"$WORK/$name/$kind.log" 2>&1 || true

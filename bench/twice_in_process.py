@@ -1,45 +1,33 @@
 """The time ratio of a problem's forward run twice per call to once, measured
-in one process without kgym: the same conditions as a cpu worker (pinned
-core, thread count, glibc malloc thresholds, fresh input clones outside the
-timer), batches alternating A B B A, the median of the per-unit log ratios.
-It says what doubling the work costs on this machine at this size, so the
-fidelity benchmark can tell kgym's error from the workload's own.
+in one process without kgym's two workers: the worker's own problem loading
+(with overrides), cpu backend (pinned core, one thread, steady allocator) and
+timing loop (fresh input clones outside the timer), batches alternating
+A B B A, the median of the per-unit log ratios. It says what doubling the
+work costs on this machine at this size, so the fidelity benchmark can tell
+kgym's error from the workload's own.
 
 Usage: python3 twice_in_process.py PROBLEM.py CORE [NAME=VALUE ...] (overrides)
 Prints: ratio lo hi (95 % bootstrap interval over units)
 """
-import ctypes
-import importlib.util
 import math
 import os
 import random
-import re
 import statistics
 import sys
 import time
 
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
+import torch  # noqa: E402
 
-def load(path, overrides):
-    text = open(path).read()
-    for name, value in overrides.items():
-        text = re.sub(rf"^{name}\s*=.*$", f"{name} = {value}", text, flags=re.M)
-    spec = importlib.util.spec_from_loader("problem", loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(text, path, "exec"), module.__dict__)
-    return module
+from kgym_worker import load_problem, parse_overrides  # noqa: E402
+from kgym_worker_devices import CpuBackend, map_tensors  # noqa: E402
 
 
 def main():
-    path, core = sys.argv[1], int(sys.argv[2])
-    overrides = dict(arg.split("=", 1) for arg in sys.argv[3:])
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
-    libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
-    os.sched_setaffinity(0, {core})
-    torch.set_num_threads(1)
-    problem = load(path, overrides)
+    path, core = sys.argv[1], sys.argv[2]
+    backend = CpuBackend(1, core)
+    problem = load_problem(path, parse_overrides(sys.argv[3:]))
     torch.manual_seed(1)
     model = problem.Model(*problem.get_init_inputs()).eval()
     inputs = problem.get_inputs()
@@ -51,14 +39,11 @@ def main():
         model(*args)
         return model(*args)
 
+    def fresh_inputs():
+        return map_tensors(inputs, lambda t: t.clone())
+
     def batch(fn, calls):
-        samples = []
-        for _ in range(calls):
-            args = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
-            start = time.perf_counter_ns()
-            output = fn(args)
-            samples.append(time.perf_counter_ns() - start)
-            del output, args  # as the worker's loop: both freed before the next clone
+        samples, _ = backend.time_calls(fn, fresh_inputs, 3, calls)
         return statistics.median(samples)
 
     with torch.no_grad():
