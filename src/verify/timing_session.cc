@@ -174,8 +174,8 @@ TimingOutcome TimingSession::run() {
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
   double batch_ns = std::chrono::duration<double, std::nano>(timing_.budget).count() / (2 * kRoundsWanted);
   double slowest = std::max({per_call_ns[0], per_call_ns[1], 1.0});
-  // At least kRoundsWanted rounds also when the repetitions, not the
-  // budget, end the timing: the block bootstrap resamples rounds.
+  // About kRoundsWanted rounds also when the repetitions, not the budget,
+  // end the timing: the speedup's median and interval count units of rounds.
   const int per_batch =
       std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / kRoundsWanted));
   // The two workers share the cores, so each batch begins with the other's

@@ -1,7 +1,7 @@
 #pragma once
 // The timing phase of a verification (DESIGN.md "Timing"): the reference
 // and the candidate timed by the same worker code path in alternating
-// batches, warm-up until stable, batches until both medians are known to
+// batches, warm-up until stable, batches until the speedup is known to
 // target_rse or the budget ends, sampled re-checks of timed outputs, an A/A
 // noise floor and plausibility flags. Talks to the workers only through the
 // `Exchange` it is given, so the verifier keeps ownership of the processes
