@@ -59,6 +59,30 @@ again = torch.full((1 << 18,), 2.0)  # would reuse the block had it been freed
 sys.exit(0 if bytes(view[:4]) == torch.tensor([1.0]).numpy().tobytes() else 1)
 PY
 
+# A timed call's kept output is a copy, in buffers reused from batch to
+# batch, so holding it changes no later call's allocations; the copy is
+# taken when the call returns and later writes to the output do not reach it.
+/usr/bin/python3 - "$SRC/python" <<'PY' && ok "a kept timed output is a copy in reused buffers" || bad "a kept timed output is a copy in reused buffers"
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgym_worker_devices import CpuBackend, flatten_outputs
+
+backend = CpuBackend(1, "all")
+out = torch.arange(6.0)
+calls = iter(range(10))
+def fn(args):
+    return (out * next(calls), (torch.ones(2), 3.0))
+_, first = backend.time_calls(fn, lambda: [], 1, 3, keep_call=1)  # timed calls 1, 2, 3: keeps 2
+out.fill_(-1)  # after the batch: must not reach the copy
+flat = flatten_outputs(first)
+ok = len(first) == 3 and first[2] == 3.0 and flat[0].tolist() == [0, 2, 4, 6, 8, 10]
+buffer = first[0].data_ptr()
+_, second = backend.time_calls(fn, lambda: [], 0, 2, keep_call=0)  # keeps 4
+ok = ok and second[0].data_ptr() == buffer and second[0].tolist() == [-4.0] * 6
+sys.exit(0 if ok else 1)
+PY
+
 # The reference timed against itself, through the staged-inputs path.
 expect_exit 0 "the reference timed against itself passes" "$KGYM" verify --problem "$S/level1/7_RMSNorm.py" \
   --candidate "$S/level1/7_RMSNorm.py" --candidate-is-reference --set verifier.timing.budget_sec=1 \
