@@ -5,8 +5,9 @@
 #      reference-role worker (same weights, same seed, same timing path);
 #      given the problem file itself, that is reference vs reference. The
 #      speedup should be 1: median within 1.00 +- 0.02, interval containing 1.
-#      The noise floor each result records (the reference's own interleaved
-#      batch halves) is shown beside it.
+#      The noise floor each result records (the reference worker against a
+#      second reference worker, its twin, timed in the same rounds) is shown
+#      beside it; the speedup's interval is widened by it.
 #   2. Double work: the same, with a copy of the problem whose Model runs its
 #      forward twice per call; the time ratio should be 2.0 +- 0.1. Beside
 #      it, the same ratio measured in one process without kgym

@@ -274,7 +274,7 @@ CaseResult result_from_json(const json& j) {
     perf.memory_bandwidth_gbs = optional_at<double>(p, "memory_bandwidth_gbs");
     perf.measure_s = optional_at<double>(p, "measure_s");
     perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
-    perf.rounds_ms = p.value("rounds_ms", std::vector<std::array<double, 2>>{});
+    perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {

@@ -2,7 +2,6 @@
 // The per-case result record: what result.json and `kgym verify --json` hold
 // (schema in DESIGN.md "Outputs"). Plain data; absent measurements are
 // std::nullopt and serialize as JSON null, never 0.
-#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -82,9 +81,11 @@ struct SpeedupEstimate {
 struct Performance {
   TimingSide reference;
   TimingSide candidate;
-  SpeedupEstimate speedup;  // reference / candidate
-  // Reference against itself (A/A): the ratio of two interleaved halves of
-  // the reference's batches; its interval is the spread pure noise gives.
+  // Reference / candidate, the reference being both reference workers'
+  // rounds; its interval is widened by the noise floor (verify/stats.h).
+  SpeedupEstimate speedup;
+  // Reference against itself (A/A): the reference worker against a second
+  // reference worker, timed in the same rounds as the candidate.
   std::optional<SpeedupEstimate> noise_floor;
   std::string stop_reason;                     // target_rse | budget | max_repetitions
   std::vector<std::string> flags;              // within_noise, outer_clock_mismatch, ...
@@ -93,9 +94,9 @@ struct Performance {
   // Share (0..1) of the leased cores' time that processes other than this
   // verification used while the timed rounds ran; nullopt where unreadable.
   std::optional<double> foreign_cpu_share;
-  // Per alternation round, in time order: {reference, candidate} batch
-  // medians in ms, the units the speedup is the median ratio of.
-  std::vector<std::array<double, 2>> rounds_ms;
+  // Per alternation round, in time order: {reference, candidate, reference
+  // twin} batch medians in ms, what the speedup and noise floor come from.
+  std::vector<std::vector<double>> rounds_ms;
 };
 
 // How the agent step ended; distinct from the verdict.

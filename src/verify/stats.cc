@@ -135,6 +135,16 @@ std::vector<double> unit_log_ratios(const Blocks& reference, const Blocks& candi
 
 }  // namespace
 
+Blocks geometric_mean_blocks(const Blocks& a, const Blocks& b) {
+  Blocks out;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    auto x = median(a[k]), y = median(b[k]);
+    out.push_back(x && y && *x > 0 && *y > 0 ? std::vector<double>{std::sqrt(*x * *y)}
+                                             : std::vector<double>{});
+  }
+  return out;
+}
+
 std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& candidate) {
   return median_se(unit_log_ratios(reference, candidate));
 }
@@ -152,6 +162,20 @@ std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, 
   for (int i = 0; i < options.resamples; ++i) ratios.push_back(std::exp(*median(resample(logs, rng))));
   estimate.ci95 = percentile_interval(std::move(ratios));
   return estimate;
+}
+
+SpeedupEstimate widen_by_noise_floor(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor) {
+  if (!speedup.ci95 || !noise_floor.ci95 || speedup.median <= 0 || speedup.ci95->lo <= 0 ||
+      noise_floor.ci95->lo <= 0)
+    return speedup;
+  double reach = std::max(std::abs(std::log(noise_floor.ci95->lo)), std::abs(std::log(noise_floor.ci95->hi)));
+  double center = std::log(speedup.median);
+  double below = std::max(0.0, center - std::log(speedup.ci95->lo));
+  double above = std::max(0.0, std::log(speedup.ci95->hi) - center);
+  SpeedupEstimate widened = speedup;
+  widened.ci95 =
+      Interval{std::exp(center - std::hypot(below, reach)), std::exp(center + std::hypot(above, reach))};
+  return widened;
 }
 
 TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options) {

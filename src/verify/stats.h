@@ -64,10 +64,30 @@ inline constexpr std::size_t kMinBootstrapBlocks = 4;
 std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, const Blocks& candidate,
                                                        BootstrapOptions options = {});
 
+// One single-value block per round: the geometric mean of block k's
+// medians on either side (rounds where either is empty or not > 0 are
+// empty). Two workers timing the same thing in the same rounds become one
+// side whose time is less tied to either process.
+Blocks geometric_mean_blocks(const Blocks& a, const Blocks& b);
+
 // The relative standard error of that paired speedup: median_se of the
 // units' log ratios (a difference of logs is a relative one). nullopt for
 // fewer than 2 units.
 std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& candidate);
+
+// The speedup's interval widened by what the timing cannot see from within
+// one pair of processes: two processes running the same code on the same
+// inputs differ by an amount that stays fixed for their lifetime (on a
+// 2-core VM, 1-2 % for most samples and up to 10 % for a 0.1 ms RMSNorm;
+// it stayed with ASLR off, identical allocation histories, fixed string
+// hashing and a fresh fork per batch), so a paired interval over rounds
+// alone misses it. The A/A noise floor — the reference against a second
+// reference process, timed in the same rounds — shows that difference; each
+// bound of `speedup` moves away from its median, in log space, by the
+// farthest the noise floor's interval reaches from 1, added in quadrature
+// to the bound's own distance. The median stays. Unchanged when either
+// interval is missing.
+SpeedupEstimate widen_by_noise_floor(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor);
 
 // A timing side in milliseconds from samples in nanoseconds.
 TimingSide timing_side_from_ns(const std::vector<double>& samples_ns, BootstrapOptions options = {});

@@ -224,20 +224,27 @@ TEST(Stats, FewBlocksFallBackToSamples) {
   EXPECT_FALSE(paired_speedup_estimate({}, {{1}}));
 }
 
-TEST(TimingChecks, ReferenceHalvesAlternatePairsOfRounds) {
-  Blocks rounds = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}};
-  auto [a, b] = reference_halves(rounds);
-  EXPECT_EQ(a, (Blocks{{0, 1}, {6, 7}}));  // pairs A B B A: a linear drift is balanced
-  EXPECT_EQ(b, (Blocks{{2, 3}, {4, 5}}));  // round 8 has no partner and is left out
+TEST(Stats, GeometricMeanBlocks) {
+  Blocks a = {{4, 4, 100}, {9}, {}}, b = {{1, 1}, {1}, {3}, {5}};
+  // Block 0: medians 4 and 1; block 2 has no sample on one side; block 3 no partner.
+  EXPECT_EQ(geometric_mean_blocks(a, b), (Blocks{{2}, {3}, {}}));
 }
 
-TEST(TimingChecks, NoiseFloorIsUnbiasedUnderSteadyDrift) {
-  Blocks rounds;
-  for (int r = 0; r < 16; ++r) rounds.push_back({100.0 + r, 100.0 + r});  // 1 % slower every round
-  auto [a, b] = reference_halves(rounds);
-  auto floor = paired_speedup_estimate(a, b);
-  ASSERT_TRUE(floor);
-  EXPECT_NEAR(floor->median, 1.0, 0.005);
+TEST(Stats, NoiseFloorWidensTheIntervalInQuadrature) {
+  SpeedupEstimate speedup{2.0, Interval{2.0 * std::exp(-0.03), 2.0 * std::exp(0.01)}};
+  // The floor reaches 4 % (in log) below 1 and 2 % above: 4 % counts.
+  SpeedupEstimate floor{0.99, Interval{std::exp(-0.04), std::exp(0.02)}};
+  auto widened = widen_by_noise_floor(speedup, floor);
+  ASSERT_TRUE(widened.ci95);
+  EXPECT_DOUBLE_EQ(widened.median, 2.0);
+  EXPECT_NEAR(std::log(2.0 / widened.ci95->lo), 0.05, 1e-12);  // hypot(0.03, 0.04)
+  EXPECT_NEAR(std::log(widened.ci95->hi / 2.0), std::hypot(0.01, 0.04), 1e-12);
+  // A floor exactly at 1 with no spread changes nothing; a missing interval neither.
+  auto same = widen_by_noise_floor(speedup, {1.0, Interval{1.0, 1.0}});
+  EXPECT_NEAR(same.ci95->lo, speedup.ci95->lo, 1e-12);
+  EXPECT_NEAR(same.ci95->hi, speedup.ci95->hi, 1e-12);
+  EXPECT_FALSE(widen_by_noise_floor({2.0, std::nullopt}, floor).ci95);
+  EXPECT_EQ(widen_by_noise_floor(speedup, {1.0, std::nullopt}).ci95->lo, speedup.ci95->lo);
 }
 
 TEST(TimingChecks, OuterClock) {

@@ -19,14 +19,13 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr int kMaxWarmupRounds = 8;
 constexpr double kWarmupStable = 0.05;  // consecutive warm-up medians within 5 %
 // The precision target may end the timing from this round on: 24 units
-// (two rounds each, see unit_log_ratios in stats.cc) for the speedup, 6
-// for the noise floor (whose halves take pairs of rounds). Fewer units
-// make its MAD-based error too rough to stop on.
+// (two rounds each, see unit_log_ratios in stats.cc). Fewer units make
+// its MAD-based error too rough to stop on.
 constexpr int kMinRounds = 48;
 // Batches are sized for about this many rounds within the budget: the
 // unit, not the call, is what the speedup's median and interval count, and
 // short rounds also leave slow regimes of the machine less room to differ
-// between the two batches of a round.
+// between the batches of a round.
 constexpr int kRoundsWanted = 100;
 constexpr int kRewarmCalls = 3;  // untimed calls that start each batch, at most
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
@@ -37,6 +36,9 @@ constexpr double kClockSlack = 1.01;
 constexpr double kClockSlackNs = 200'000;
 // Unaccounted time per call the candidate may add before it is suspicious.
 constexpr double kExtraPerCallNs = 1'000'000;
+
+constexpr std::size_t kSides = 3;
+std::size_t index_of(TimedSide side) { return static_cast<std::size_t>(side); }
 
 struct Batch {
   std::vector<double> ns;
@@ -65,6 +67,12 @@ class TimingSession {
   bool warm_up(TimedSide side, double& per_call_ns);
   std::string compare(const Message& reference, const Message& candidate);
   Performance summarize(const std::string& stop_reason);
+  // Per round, the geometric mean of the two reference workers' batch
+  // medians: the reference time the speedup divides.
+  Blocks both_references() const {
+    return geometric_mean_blocks(rounds_[index_of(TimedSide::kReference)],
+                                 rounds_[index_of(TimedSide::kTwin)]);
+  }
 
   const VerifierConfig& config_;
   const TimingConfig& timing_;
@@ -74,12 +82,13 @@ class TimingSession {
   const CoreLoadProbe& load_;
   std::mt19937_64 rng_;
   SteadyClock::time_point start_ = SteadyClock::now();
-  // Per round (one reference and one candidate batch, taken back to back).
-  Blocks reference_rounds_, candidate_rounds_;
-  std::vector<double> reference_, candidate_;  // all samples, in order
-  ClockTotals clocks_[2];                      // reference, candidate
+  // Per round, one batch of each side taken back to back; indexed by
+  // TimedSide.
+  std::array<Blocks, kSides> rounds_;
+  std::vector<double> reference_, candidate_;  // all samples, in order (reference: both workers)
+  ClockTotals clocks_[2];                      // reference (both workers), candidate
   std::optional<double> bandwidth_gbs_;
-  bool inputs_staged_[2] = {false, false};  // reference, candidate
+  std::array<bool, kSides> inputs_staged_{};
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
   // The cores' counters and the CPU time spent by this verification over
   // the timed rounds (workers' reports plus the parent's own).
@@ -98,7 +107,7 @@ std::optional<Batch> TimingSession::batch(TimedSide side, int calls, int check_c
                     {"cache_flush", timing_.cache_flush}};
   // The inputs travel once per side; later batches reuse the staged copy,
   // so a round costs the calls and a short request, not a transfer.
-  bool& staged = inputs_staged_[side == TimedSide::kReference ? 0 : 1];
+  bool& staged = inputs_staged_[index_of(side)];
   if (!staged) request.payloads.push_back(inputs_.blob);
   auto sent = SteadyClock::now();
   auto reply = exchange_(side, request, what);
@@ -164,29 +173,33 @@ TimingOutcome TimingSession::run() {
   if (auto llc = measured->header.find("llc_bytes"); llc != measured->header.end() && llc->is_number())
     llc_bytes_ = llc->get<std::uint64_t>();
 
-  double per_call_ns[2] = {0, 0};
-  if (!warm_up(TimedSide::kReference, per_call_ns[0]) || !warm_up(TimedSide::kCandidate, per_call_ns[1]))
-    return {.call_failed = true};
+  std::array<double, kSides> per_call_ns{};
+  for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin}) {
+    if (!warm_up(side, per_call_ns[index_of(side)])) return {.call_failed = true};
+  }
 
   // Batches long enough to amortize a request, short enough that there are
   // many of them for the alternation to cancel drift.
   const int max_reps = std::max(2, timing_.max_repetitions);
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
-  double batch_ns = std::chrono::duration<double, std::nano>(timing_.budget).count() / (2 * kRoundsWanted);
-  double slowest = std::max({per_call_ns[0], per_call_ns[1], 1.0});
+  double batch_ns =
+      std::chrono::duration<double, std::nano>(timing_.budget).count() / (kSides * kRoundsWanted);
+  double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], 1.0});
   // About kRoundsWanted rounds also when the repetitions, not the budget,
   // end the timing: the speedup's median and interval count units of rounds.
   const int per_batch =
       std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / kRoundsWanted));
-  // The two workers share the cores, so each batch begins with the other's
-  // data in the caches: measured on the 1 MB ScaleShift sample at 4x its
+  // The workers share the cores, so each batch begins with another's data
+  // in the caches: measured on the 1 MB ScaleShift sample at 4x its
   // batch size, the first call after the switch took 2.2x the steady time,
   // the second 1.3x, the third 1.08x. A few untimed calls at the start of
   // every batch make each side's batch median its warm, steady time (with
   // cache_flush every timed call starts cold anyway).
   const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
-  note_(fmt::format("timing: warm {:.3f} ms / {:.3f} ms per call; batches of {} after {} untimed",
-                    per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_batch, rewarm));
+  note_(fmt::format(
+      "timing: warm {:.3f} ms / {:.3f} ms / {:.3f} ms per call (reference, candidate, twin); batches of {} "
+      "after {} untimed",
+      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_batch, rewarm));
 
   std::string stop_reason;
   stat_start_ = load_.read_stat();
@@ -194,31 +207,34 @@ TimingOutcome TimingSession::run() {
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - static_cast<int>(candidate_.size()));
     int check_call = std::uniform_int_distribution<int>(0, calls - 1)(rng_);
-    // A B, then B A: neither side always runs right after the other.
-    std::optional<Batch> ref, cand;
-    if (round % 2 == 0) ref = batch(TimedSide::kReference, calls, check_call, "timing", rewarm);
-    if (round % 2 == 0 && !ref) return {.call_failed = true};
-    cand = batch(TimedSide::kCandidate, calls, check_call, "timing", rewarm);
-    if (!cand) return {.call_failed = true};
-    if (round % 2 == 1) ref = batch(TimedSide::kReference, calls, check_call, "timing", rewarm);
-    if (!ref) return {.call_failed = true};
-    if (auto problem = compare(ref->reply, cand->reply); !problem.empty()) {
+    // Every side returns the same timed call's outputs, so that all three
+    // do the same work; the candidate's are compared with the reference's.
+    std::array<std::optional<Batch>, kSides> taken;
+    for (TimedSide side : round_order(round)) {
+      auto& b = taken[index_of(side)];
+      b = batch(side, calls, check_call, "timing", rewarm);
+      if (!b) return {.call_failed = true};
+    }
+    const Batch& ref = *taken[index_of(TimedSide::kReference)];
+    const Batch& cand = *taken[index_of(TimedSide::kCandidate)];
+    if (auto problem = compare(ref.reply, cand.reply); !problem.empty()) {
       note_(fmt::format("timed call {} of round {} differs: {}", check_call, round, problem));
       outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
       return outcome;
     }
-    reference_rounds_.push_back(ref->ns);
-    candidate_rounds_.push_back(cand->ns);
-    reference_.insert(reference_.end(), ref->ns.begin(), ref->ns.end());
-    candidate_.insert(candidate_.end(), cand->ns.begin(), cand->ns.end());
-    for (auto [totals, b] : {std::pair{&clocks_[0], &*ref}, std::pair{&clocks_[1], &*cand}}) {
-      workers_cpu_ns_ += b->cpu_ns;
-      for (double ns : b->ns) totals->inner_ns += ns;
-      totals->outer_ns += b->outer_ns;
-      totals->calls += static_cast<int>(b->ns.size());
+    for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin}) {
+      const Batch& b = *taken[index_of(side)];
+      rounds_[index_of(side)].push_back(b.ns);
+      auto& samples = side == TimedSide::kCandidate ? candidate_ : reference_;
+      samples.insert(samples.end(), b.ns.begin(), b.ns.end());
+      ClockTotals& totals = clocks_[side == TimedSide::kCandidate ? 1 : 0];
+      workers_cpu_ns_ += b.cpu_ns;
+      for (double ns : b.ns) totals.inner_ns += ns;
+      totals.outer_ns += b.outer_ns;
+      totals.calls += static_cast<int>(b.ns.size());
     }
     bool enough = round + 1 >= kMinRounds && static_cast<int>(candidate_.size()) >= min_samples;
-    auto rse = paired_speedup_rse(reference_rounds_, candidate_rounds_);
+    auto rse = paired_speedup_rse(both_references(), rounds_[index_of(TimedSide::kCandidate)]);
     if (enough && rse && *rse <= timing_.target_rse) {
       stop_reason = "target_rse";
     } else if (static_cast<int>(candidate_.size()) >= max_reps) {
@@ -241,13 +257,25 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   }
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
-  if (auto speedup = paired_speedup_estimate(reference_rounds_, candidate_rounds_)) perf.speedup = *speedup;
-  auto [half_a, half_b] = reference_halves(reference_rounds_);
-  perf.noise_floor = paired_speedup_estimate(half_a, half_b);
+  const Blocks& cand_rounds = rounds_[index_of(TimedSide::kCandidate)];
+  const Blocks& ref_rounds = rounds_[index_of(TimedSide::kReference)];
+  const Blocks& twin_rounds = rounds_[index_of(TimedSide::kTwin)];
+  perf.noise_floor = paired_speedup_estimate(ref_rounds, twin_rounds);
+  if (auto paired = paired_speedup_estimate(both_references(), cand_rounds)) {
+    perf.speedup = perf.noise_floor ? widen_by_noise_floor(*paired, *perf.noise_floor) : *paired;
+    if (paired->ci95 && perf.speedup.ci95) {
+      note_(fmt::format(
+          "timing: speedup {:.4f}, paired interval [{:.4f}, {:.4f}], widened by the noise floor "
+          "to [{:.4f}, {:.4f}]",
+          paired->median, paired->ci95->lo, paired->ci95->hi, perf.speedup.ci95->lo, perf.speedup.ci95->hi));
+    }
+  }
   perf.stop_reason = stop_reason;
-  for (std::size_t k = 0; k < std::min(reference_rounds_.size(), candidate_rounds_.size()); ++k)
-    perf.rounds_ms.push_back(
-        {median(reference_rounds_[k]).value_or(0) / 1e6, median(candidate_rounds_[k]).value_or(0) / 1e6});
+  for (std::size_t k = 0; k < cand_rounds.size(); ++k) {
+    perf.rounds_ms.push_back({median(ref_rounds[k]).value_or(0) / 1e6,
+                              median(cand_rounds[k]).value_or(0) / 1e6,
+                              median(twin_rounds[k]).value_or(0) / 1e6});
+  }
   perf.memory_bandwidth_gbs = bandwidth_gbs_;
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
   auto flag = [&](bool raised, const char* name) {
@@ -267,28 +295,22 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
                     "describe a busy machine (run on idle cores for numbers to trust)",
                     *perf.foreign_cpu_share * 100));
   }
-  note_(fmt::format(
-      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference, {} candidate samples ({} and {} "
-      "outliers); other processes' share of the cores {}; flags [{}]",
-      stop_reason, *perf.measure_s, reference_rounds_.size(), reference_.size(), candidate_.size(),
-      perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
-      perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
-      fmt::join(perf.flags, ", ")));
+  note_(
+      fmt::format("timing stopped ({}) after {:.2f} s: {} rounds, {} reference (both workers), {} candidate "
+                  "samples ({} and {} "
+                  "outliers); other processes' share of the cores {}; flags [{}]",
+                  stop_reason, *perf.measure_s, cand_rounds.size(), reference_.size(), candidate_.size(),
+                  perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
+                  perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
+                  fmt::join(perf.flags, ", ")));
   return perf;
 }
 
 }  // namespace
 
-std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds) {
-  std::pair<Blocks, Blocks> halves;
-  for (std::size_t i = 0; i + 1 < rounds.size(); i += 2) {
-    std::size_t pair = i / 2;
-    auto& half = ((pair + 1) / 2) % 2 == 0 ? halves.first : halves.second;  // A B B A A B B A ...
-    std::vector<double> block = rounds[i];
-    block.insert(block.end(), rounds[i + 1].begin(), rounds[i + 1].end());
-    half.push_back(std::move(block));
-  }
-  return halves;
+std::array<TimedSide, 3> round_order(int round) {
+  if (round % 2 == 0) return {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin};
+  return {TimedSide::kTwin, TimedSide::kCandidate, TimedSide::kReference};
 }
 
 bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate) {

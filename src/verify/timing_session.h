@@ -3,9 +3,11 @@
 // and the candidate timed by the same worker code path in alternating
 // batches, warm-up until stable, batches until the speedup is known to
 // target_rse or the budget ends, sampled re-checks of timed outputs, an A/A
-// noise floor and plausibility flags. Talks to the workers only through the
+// noise floor from a second reference worker (the twin) timed in the same
+// rounds, and plausibility flags. Talks to the workers only through the
 // `Exchange` it is given, so the verifier keeps ownership of the processes
 // and of how their failures become verdicts.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,7 +23,9 @@
 
 namespace kgym::verify {
 
-enum class TimedSide { kReference, kCandidate };
+// kTwin: a second reference worker, the same code, weights and inputs in
+// another process, timed for the A/A noise floor.
+enum class TimedSide { kReference, kCandidate, kTwin };
 
 // Sends one request to a side and returns its successful reply, or nullopt
 // when the call failed (the exchange has then recorded why).
@@ -67,13 +71,11 @@ std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own
 // their intervals) describe a busy machine, not the kernels.
 inline constexpr double kContendedShare = 0.10;
 
-// The reference's rounds split into the two halves of its A/A noise floor:
-// consecutive pairs of rounds (one A B and one B A) go to the halves in the
-// order A B B A A B B A ..., so each half holds both orders and a steady
-// drift over the session falls on both equally (plain alternation would
-// leave the later half slower). Block i of one half was measured near block
-// i of the other. A last unpaired round is left out.
-std::pair<Blocks, Blocks> reference_halves(const Blocks& rounds);
+// The order of round `round`'s batches: reference, candidate, twin, then
+// the mirror image, so that in a unit of two rounds each pair of sides
+// takes both orders (see paired_speedup_estimate) and the candidate always
+// runs between the two reference workers.
+std::array<TimedSide, 3> round_order(int round);
 
 // ---- Plausibility checks of a timing, as pure functions over what the parent
 // observed. Each returns true when the flag it names should be raised.

@@ -1,7 +1,9 @@
-// The timing phase against scripted workers: what it concludes about the
+// The timing phase against scripted workers: the order of its batches, the
+// noise floor from the reference's twin, and what it concludes about the
 // machine's load from the cores' counters and the workers' CPU reports.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -22,22 +24,24 @@ struct FakeCore {
   int readings = 0;
 };
 
-// Workers that answer every batch at once: each call kCallNs, reporting
-// `cpu_per_call` of CPU per call, which the core counts as busy.
-Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns) {
-  return
-      [core, cpu_per_call_ns](TimedSide, const Message& request, std::string_view) -> std::optional<Message> {
-        Message reply;
-        if (request.header.value("op", "") == "bandwidth") {
-          reply.header = {{"gbs", 10.0}};
-          return reply;
-        }
-        int calls = request.header.value("calls", 1);
-        core->workers_s += cpu_per_call_ns * calls / 1e9;
-        reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), kCallNs)},
-                        {"cpu_ns", cpu_per_call_ns * calls}};
-        return reply;
-      };
+// Workers that answer every batch at once: each call kCallNs (times
+// `twin_factor` on the twin), reporting `cpu_per_call` of CPU per call,
+// which the core counts as busy.
+Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1) {
+  return [core, cpu_per_call_ns, twin_factor](TimedSide side, const Message& request,
+                                              std::string_view) -> std::optional<Message> {
+    Message reply;
+    if (request.header.value("op", "") == "bandwidth") {
+      reply.header = {{"gbs", 10.0}};
+      return reply;
+    }
+    int calls = request.header.value("calls", 1);
+    core->workers_s += cpu_per_call_ns * calls / 1e9;
+    double ns = side == TimedSide::kTwin ? kCallNs * twin_factor : kCallNs;
+    reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), ns)},
+                    {"cpu_ns", cpu_per_call_ns * calls}};
+    return reply;
+  };
 }
 
 CoreLoadProbe scripted_cores(std::shared_ptr<FakeCore> core) {
@@ -112,10 +116,12 @@ TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
   struct Seen {
     int with_inputs = 0, without = 0, rewarmed = 0, timed = 0;
   };
-  auto seen = std::make_shared<std::array<Seen, 2>>();
-  Exchange recording = [&, seen](TimedSide side, const Message& request, std::string_view what) {
+  auto seen = std::make_shared<std::array<Seen, 3>>();
+  auto order = std::make_shared<std::vector<TimedSide>>();
+  Exchange recording = [&, seen, order](TimedSide side, const Message& request, std::string_view what) {
     if (request.header.value("op", "") == "time") {
-      Seen& s = (*seen)[side == TimedSide::kReference ? 0 : 1];
+      Seen& s = (*seen)[static_cast<std::size_t>(side)];
+      if (what == "timing") order->push_back(side);
       (request.payloads.empty() ? s.without : s.with_inputs)++;
       if (what == "timing") {
         ++s.timed;
@@ -135,7 +141,32 @@ TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
     EXPECT_EQ(s.rewarmed, s.timed);  // every timed batch begins with untimed calls
   }
   EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>((*seen)[0].timed));
+  ASSERT_EQ(outcome.performance->rounds_ms.front().size(), 3u);
   EXPECT_DOUBLE_EQ(outcome.performance->rounds_ms.front()[0], kCallNs / 1e6);
+  // Rounds R C T, then T C R: each pair of sides takes both orders per unit.
+  using enum TimedSide;
+  ASSERT_GE(order->size(), 6u);
+  EXPECT_EQ(std::vector<TimedSide>(order->begin(), order->begin() + 6),
+            (std::vector<TimedSide>{kReference, kCandidate, kTwin, kTwin, kCandidate, kReference}));
+}
+
+TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
+  // The candidate runs exactly as fast as the reference, the twin (the same
+  // code in another process) 4 % slower in every round: the paired interval
+  // alone would be a single point away from 1.
+  auto core = std::make_shared<FakeCore>();
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.04),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  const Performance& p = *outcome.performance;
+  ASSERT_TRUE(p.noise_floor && p.noise_floor->ci95 && p.speedup.ci95);
+  EXPECT_NEAR(p.noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.median, std::sqrt(1.04), 1e-9);  // both reference workers count
+  EXPECT_NEAR(p.speedup.ci95->lo, std::sqrt(1.04) / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->hi, std::sqrt(1.04) * 1.04, 1e-9);
+  EXPECT_LT(p.speedup.ci95->lo, 1.0);
+  EXPECT_EQ(p.reference.samples, 2 * p.candidate.samples);
 }
 
 TEST(TimingChecks, ForeignShare) {

@@ -81,7 +81,9 @@ TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
   ASSERT_TRUE(r.performance);
   const Performance& p = *r.performance;
   EXPECT_GE(p.candidate.samples, 10);
-  EXPECT_EQ(p.reference.samples, p.candidate.samples);
+  EXPECT_EQ(p.reference.samples, 2 * p.candidate.samples);  // the reference and its twin
+  ASSERT_FALSE(p.rounds_ms.empty());
+  EXPECT_EQ(p.rounds_ms.front().size(), 3u);
   EXPECT_TRUE(p.stop_reason == "target_rse" || p.stop_reason == "budget" ||
               p.stop_reason == "max_repetitions")
       << p.stop_reason;

@@ -22,9 +22,17 @@
 
 namespace kgym::verify::detail {
 
-enum class Role { kReference, kCandidate };
+// kTwin: a second reference worker, started for the timing's noise floor.
+enum class Role { kReference, kCandidate, kTwin };
 
-inline std::string_view role_name(Role role) { return role == Role::kReference ? "reference" : "candidate"; }
+inline std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::kReference: return "reference";
+    case Role::kCandidate: return "candidate";
+    case Role::kTwin: return "twin";
+  }
+  return "?";
+}
 
 // A verdict reached before the end, with its one-line reason.
 struct Failure {
@@ -58,6 +66,12 @@ class Verification {
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
   std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
+  // The twin: a second reference worker, started (warm or cold) and loaded
+  // like the reference when the timing begins.
+  std::expected<void, Failure> start_twin();
+  // The environment every worker gets on top of the parent's.
+  std::vector<std::string> worker_env_overrides(int threads) const;
+  WorkerSpec cold_spec(Role role, int threads) const;
   // `host` (a file the candidate must read) as the candidate worker sees it.
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();
@@ -86,7 +100,10 @@ class Verification {
   Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
   Failure reply_failure(Role role, const Message& reply, std::string_view what);
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
-  WorkerProcess& worker(Role role) { return role == Role::kReference ? *reference_ : *candidate_; }
+  WorkerProcess& worker(Role role) {
+    return role == Role::kReference ? *reference_ : role == Role::kCandidate ? *candidate_ : *twin_;
+  }
+  int worker_threads() const;
   void note(const std::string& line);
   // Records how long the worker took to start (timings.worker_start_s) and
   // the cores it runs on (its affinity after pinning to the leased device).
@@ -103,6 +120,7 @@ class Verification {
   std::vector<std::filesystem::path> candidate_files_;  // the copy first, then its sibling sources
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
+  std::optional<WorkerProcess> twin_;
   nlohmann::json constants_;          // the reference's size constants (load reply)
   nlohmann::json declared_cases_;     // the problem's CASES
   std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)

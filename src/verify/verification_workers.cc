@@ -1,8 +1,9 @@
-// Starting the two workers of a verification: forked from the device's warm
+// Starting the workers of a verification: forked from the device's warm
 // zygotes when the request names them (verify/warm_pool.h), else — or when
-// a zygote fails — spawned cold. Either way the reference is trusted and
-// the candidate runs boxed (verify/candidate_sandbox.h), and the startup
-// requests (load, import, build) are the same.
+// a zygote fails — spawned cold. Either way the reference (and its twin,
+// started for the timing) is trusted and the candidate runs boxed
+// (verify/candidate_sandbox.h), and the startup requests (load, import,
+// build) are the same.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -38,9 +39,10 @@ fs::path Verification::candidate_view(const fs::path& host) const {
 }
 
 std::vector<std::string> Verification::serve_args(Role role, const fs::path& scratch, int threads) const {
+  bool candidate = role == Role::kCandidate && !req_.candidate_is_reference;
   return {"serve",
           "--role",
-          std::string(role_name(req_.candidate_is_reference ? Role::kReference : role)),
+          candidate ? "candidate" : "reference",
           "--backend",
           req_.config.backend,
           "--threads",
@@ -59,12 +61,12 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
   auto log = req_.scratch_dir / fmt::format("{}.log", role_name(role));
   Deadline deadline = std::min(deadline_, Clock::now() + kWarmForkWait);
   ForkRequest request;
-  if (role == Role::kReference) {
-    auto dir = req_.scratch_dir / "reference";
+  if (role != Role::kCandidate) {
+    auto dir = req_.scratch_dir / std::string(role_name(role));
     request = {serve_args(role, dir, threads), env_overrides, dir};
     auto worker = WorkerProcess::fork_warm(warm.reference_socket, request, log, deadline);
     if (worker) return std::move(*worker);
-    note(fmt::format("warm reference worker unavailable ({}); starting it cold", worker.error()));
+    note(fmt::format("warm {} worker unavailable ({}); starting it cold", role_name(role), worker.error()));
     return std::nullopt;
   }
   // A fresh directory under the candidate zygote's scratch root, the only
@@ -99,8 +101,11 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
   return std::move(*worker);
 }
 
-std::expected<void, Failure> Verification::start_workers() {
-  int threads = req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
+int Verification::worker_threads() const {
+  return req_.config.threads > 0 ? req_.config.threads : core_count(req_.device);
+}
+
+std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   std::string thread_count = std::to_string(threads);
   std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
                                          "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
@@ -108,13 +113,41 @@ std::expected<void, Failure> Verification::start_workers() {
   // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
   if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
     env_overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
+  return env_overrides;
+}
+
+WorkerSpec Verification::cold_spec(Role role, int threads) const {
+  auto env_overrides = worker_env_overrides(threads);
+  auto dir = req_.scratch_dir / std::string(role_name(role));
+  bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
+  std::vector<std::string> argv{req_.python,
+                                (boxed ? candidate_view(worker_script_) : worker_script_).string()};
+  auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> worker_env = environment_with(env_overrides);
+  if (boxed) {
+    std::vector<std::string> boxed_env = env_overrides;
+    boxed_env.insert(boxed_env.end(), box_.env.begin(), box_.env.end());
+    worker_env = environment_with(boxed_env);
+    argv = util::sandboxed_argv(box_.policy, argv);
+  }
+  return WorkerSpec{
+      .argv = argv,
+      .env = worker_env,
+      .cwd = dir,
+      .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
+  };
+}
+
+std::expected<void, Failure> Verification::start_workers() {
+  int threads = worker_threads();
+  auto env_overrides = worker_env_overrides(threads);
   state_dir_ = req_.scratch_dir / "reference";
   if (req_.warm) {
     for (const auto& line : req_.warm->notes) note(line);
     reference_ = fork_warm(Role::kReference, threads, env_overrides);
     if (!req_.candidate_is_reference) candidate_ = fork_warm(Role::kCandidate, threads, env_overrides);
   }
-  auto env = environment_with(env_overrides);
   // The reference is trusted (the dataset's own code); the candidate is boxed.
   if (!req_.candidate_is_reference && !candidate_) {
     auto made =
@@ -128,35 +161,14 @@ std::expected<void, Failure> Verification::start_workers() {
     }
     note(box_.description);
   }
-  auto spec_for = [&](Role role) {
-    auto dir = req_.scratch_dir / std::string(role_name(role));
-    bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
-    std::vector<std::string> argv{req_.python,
-                                  (boxed ? candidate_view(worker_script_) : worker_script_).string()};
-    auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> worker_env = env;
-    if (boxed) {
-      std::vector<std::string> boxed_env = env_overrides;
-      boxed_env.insert(boxed_env.end(), box_.env.begin(), box_.env.end());
-      worker_env = environment_with(boxed_env);
-      argv = util::sandboxed_argv(box_.policy, argv);
-    }
-    return WorkerSpec{
-        .argv = argv,
-        .env = worker_env,
-        .cwd = dir,
-        .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
-    };
-  };
   // Both start now so their Python/torch startup overlaps.
   if (!reference_) {
-    auto reference = WorkerProcess::spawn(spec_for(Role::kReference));
+    auto reference = WorkerProcess::spawn(cold_spec(Role::kReference, threads));
     if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
     reference_.emplace(std::move(*reference));
   }
   if (!candidate_) {
-    auto candidate = WorkerProcess::spawn(spec_for(Role::kCandidate));
+    auto candidate = WorkerProcess::spawn(cold_spec(Role::kCandidate, threads));
     if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
     candidate_.emplace(std::move(*candidate));
   }
@@ -228,6 +240,36 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   if (!built) return std::unexpected(built.error());
   note(fmt::format("ModelNew built; {} of {} reference state entries loaded",
                    built->header.value("loaded", 0), built->header.value("reference_entries", 0)));
+  return {};
+}
+
+std::expected<void, Failure> Verification::start_twin() {
+  int threads = worker_threads();
+  if (auto made = util::make_dirs(req_.scratch_dir / "twin"); !made)
+    return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+  if (req_.warm) twin_ = fork_warm(Role::kTwin, threads, worker_env_overrides(threads));
+  if (!twin_) {
+    auto twin = WorkerProcess::spawn(cold_spec(Role::kTwin, threads));
+    if (!twin) return std::unexpected(Failure{Verdict::kHarnessError, twin.error()});
+    twin_.emplace(std::move(*twin));
+  }
+  // The reference's own load (seed, overrides), so the twin holds the same
+  // model and weights; its state goes to its own dir.
+  Message load;
+  load.header = {{"op", "load"},
+                 {"problem", req_.problem.string()},
+                 {"overrides", req_.overrides},
+                 {"seed", derive_seed(req_.run_seed, 0)},
+                 {"state_out", (req_.scratch_dir / "twin" / "state.pt").string()}};
+  if (auto sent = twin_->send(load, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kTwin, sent.error(), "starting the reference's twin", true));
+  auto hello = receive(Role::kTwin, "starting the reference's twin", deadline_);
+  if (!hello) return std::unexpected(hello.error());
+  note_hello(Role::kTwin, *hello);
+  auto loaded = receive(Role::kTwin, "loading the problem in the reference's twin", deadline_);
+  if (!loaded) return std::unexpected(loaded.error());
+  note(fmt::format("reference twin loaded ({}) for the noise floor",
+                   twin_->warm() ? "forked warm" : "spawned cold"));
   return {};
 }
 

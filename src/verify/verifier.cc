@@ -66,7 +66,9 @@ void Verification::note(const std::string& line) {
 
 void Verification::note_hello(Role role, const Message& hello) {
   const WorkerProcess& w = worker(role);
-  if (auto startup = worker_startup(hello.header, w.requested())) {
+  if (auto startup = worker_startup(hello.header, w.requested()); startup && role == Role::kTwin) {
+    note(fmt::format("twin worker ready {:.3f} s after it was asked for", startup->total_s()));
+  } else if (startup) {
     note(fmt::format("{} worker ready {:.3f} s after it was asked for ({}: {:.3f} s, then {:.3f} s to ready)",
                      role_name(role), startup->total_s(), w.warm() ? "fork" : "spawn", startup->launch_s,
                      startup->init_s));
@@ -178,8 +180,8 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
         exit->code -= 128;
       }
       std::string how = exit ? exit->describe() : "unknown status";
-      if (role == Role::kReference) {
-        return {Verdict::kReferenceError, fmt::format("reference worker ended ({}) while {}", how, what)};
+      if (role != Role::kCandidate) {
+        return {Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what)};
       }
       if (exit && exit->signaled) {
         return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
@@ -203,8 +205,8 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
     return {kind == "usage" ? Verdict::kReferenceError : Verdict::kHarnessError,
             fmt::format("{} worker: {}", role_name(role), error)};
   }
-  if (role == Role::kReference)
-    return {Verdict::kReferenceError, fmt::format("reference {}: {}", what, error)};
+  if (role != Role::kCandidate)
+    return {Verdict::kReferenceError, fmt::format("{} {}: {}", role_name(role), what, error)};
   if (kind == "cheat") {
     std::string rule = reply.header.contains("rule") && reply.header["rule"].is_string()
                            ? reply.header["rule"].get<std::string>()
@@ -225,15 +227,22 @@ std::expected<void, Failure> Verification::measure_performance() {
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
 
+  // The noise floor's second reference worker starts now, while the
+  // timing inputs are ready, not for cases that never reach the timing.
+  if (auto started = start_twin(); !started) return std::unexpected(started.error());
+
   std::optional<Failure> failure;
   Exchange exchange = [&](TimedSide side, const Message& request,
                           std::string_view what) -> std::optional<Message> {
-    auto reply = call(side == TimedSide::kReference ? Role::kReference : Role::kCandidate, request, what);
+    Role role = side == TimedSide::kReference   ? Role::kReference
+                : side == TimedSide::kCandidate ? Role::kCandidate
+                                                : Role::kTwin;
+    auto reply = call(role, request, what);
     if (reply) return std::move(*reply);
     failure = reply.error();
     return std::nullopt;
   };
-  // Both workers are pinned to the leased device's cores, so those are
+  // The workers are all pinned to the leased device's cores, so those are
   // the cores whose other users would disturb the timing.
   CoreLoadProbe load{.cores = reference_cores_};
   auto outcome = run_timing(
@@ -246,7 +255,7 @@ std::expected<void, Failure> Verification::measure_performance() {
 }
 
 void Verification::finish_logs() {
-  for (Role role : {Role::kReference, Role::kCandidate}) {
+  for (Role role : {Role::kReference, Role::kCandidate, Role::kTwin}) {
     auto path = req_.scratch_dir / fmt::format("{}.log", role_name(role));
     auto text = util::read_file(path);
     if (!text) continue;
@@ -296,7 +305,7 @@ CaseResult Verification::run() {
     if (outcome.error().cheat) result_.cheat = outcome.error().cheat;
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
-  for (auto* side : {&reference_, &candidate_}) {
+  for (auto* side : {&reference_, &candidate_, &twin_}) {
     if (*side) (*side)->shutdown(Clock::now() + std::chrono::seconds(5));
   }
   if (!log_path_.empty()) finish_logs();
