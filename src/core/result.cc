@@ -183,6 +183,8 @@ json to_json(const CaseResult& r) {
                         {"candidate", side_json(p.candidate)},
                         {"speedup", speedup_json(p.speedup)},
                         {"noise_floor", p.noise_floor ? speedup_json(*p.noise_floor) : json(nullptr)},
+                        {"candidate_noise_floor",
+                         p.candidate_noise_floor ? speedup_json(*p.candidate_noise_floor) : json(nullptr)},
                         {"stop_reason", p.stop_reason},
                         {"flags", p.flags},
                         {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
@@ -269,6 +271,8 @@ CaseResult result_from_json(const json& j) {
     perf.speedup = speedup_from(p.at("speedup"));
     if (auto nf = p.find("noise_floor"); nf != p.end() && !nf->is_null())
       perf.noise_floor = speedup_from(*nf);
+    if (auto nf = p.find("candidate_noise_floor"); nf != p.end() && !nf->is_null())
+      perf.candidate_noise_floor = speedup_from(*nf);
     perf.stop_reason = p.value("stop_reason", "");
     perf.flags = p.value("flags", std::vector<std::string>{});
     perf.memory_bandwidth_gbs = optional_at<double>(p, "memory_bandwidth_gbs");

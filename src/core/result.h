@@ -81,12 +81,14 @@ struct SpeedupEstimate {
 struct Performance {
   TimingSide reference;
   TimingSide candidate;
-  // Reference / candidate, the reference being both reference workers'
-  // rounds; its interval is widened by the noise floor (verify/stats.h).
+  // Reference / candidate, each side timed by two workers (its own and a
+  // twin) in the same rounds; the interval is widened by both noise floors
+  // (verify/stats.h).
   SpeedupEstimate speedup;
-  // Reference against itself (A/A): the reference worker against a second
-  // reference worker, timed in the same rounds as the candidate.
+  // Reference against itself (A/A): the reference worker against its twin.
   std::optional<SpeedupEstimate> noise_floor;
+  // The candidate against itself the same way: its worker against its twin.
+  std::optional<SpeedupEstimate> candidate_noise_floor;
   std::string stop_reason;                     // target_rse | budget | max_repetitions
   std::vector<std::string> flags;              // within_noise, outer_clock_mismatch, ...
   std::optional<double> memory_bandwidth_gbs;  // copy bandwidth measured by the reference worker
@@ -94,8 +96,9 @@ struct Performance {
   // Share (0..1) of the leased cores' time that processes other than this
   // verification used while the timed rounds ran; nullopt where unreadable.
   std::optional<double> foreign_cpu_share;
-  // Per alternation round, in time order: {reference, candidate, reference
-  // twin} batch medians in ms, what the speedup and noise floor come from.
+  // Per round, in time order: {reference, candidate, reference twin,
+  // candidate twin} batch medians in ms, what the speedup and the noise
+  // floors come from.
   std::vector<std::vector<double>> rounds_ms;
 };
 

@@ -81,12 +81,14 @@ std::optional<double> paired_speedup_rse(const Blocks& reference, const Blocks& 
 // 2-core VM, 1-2 % for most samples and up to 10 % for a 0.1 ms RMSNorm;
 // it stayed with ASLR off, identical allocation histories, fixed string
 // hashing and a fresh fork per batch), so a paired interval over rounds
-// alone misses it. The A/A noise floor — the reference against a second
-// reference process, timed in the same rounds — shows that difference; each
-// bound of `speedup` moves away from its median, in log space, by the
+// alone misses it. An A/A noise floor — one side's worker against a second
+// worker of that side, timed in the same rounds — shows that difference;
+// each bound of `speedup` moves away from its median, in log space, by the
 // farthest the noise floor's interval reaches from 1, added in quadrature
 // to the bound's own distance. The median stays. Unchanged when either
-// interval is missing.
+// interval is missing. Applied once per side's floor, the two add in
+// quadrature: with the speedup from two processes per side, that is about
+// two standard deviations of the process term.
 SpeedupEstimate widen_by_noise_floor(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor);
 
 // A timing side in milliseconds from samples in nanoseconds.

@@ -37,7 +37,12 @@ constexpr double kClockSlackNs = 200'000;
 // Unaccounted time per call the candidate may add before it is suspicious.
 constexpr double kExtraPerCallNs = 1'000'000;
 
-constexpr std::size_t kSides = 3;
+constexpr std::size_t kSides = 4;
+constexpr std::array<TimedSide, kSides> kAllSides = {TimedSide::kReference, TimedSide::kCandidate,
+                                                     TimedSide::kTwin, TimedSide::kCandidateTwin};
+bool candidate_side(TimedSide side) {
+  return side == TimedSide::kCandidate || side == TimedSide::kCandidateTwin;
+}
 std::size_t index_of(TimedSide side) { return static_cast<std::size_t>(side); }
 
 struct Batch {
@@ -67,11 +72,15 @@ class TimingSession {
   bool warm_up(TimedSide side, double& per_call_ns);
   std::string compare(const Message& reference, const Message& candidate);
   Performance summarize(const std::string& stop_reason);
-  // Per round, the geometric mean of the two reference workers' batch
-  // medians: the reference time the speedup divides.
+  // Per round, the geometric mean of a side's two workers' batch medians:
+  // the times the speedup is the ratio of.
   Blocks both_references() const {
     return geometric_mean_blocks(rounds_[index_of(TimedSide::kReference)],
                                  rounds_[index_of(TimedSide::kTwin)]);
+  }
+  Blocks both_candidates() const {
+    return geometric_mean_blocks(rounds_[index_of(TimedSide::kCandidate)],
+                                 rounds_[index_of(TimedSide::kCandidateTwin)]);
   }
 
   const VerifierConfig& config_;
@@ -85,10 +94,11 @@ class TimingSession {
   // Per round, one batch of each side taken back to back; indexed by
   // TimedSide.
   std::array<Blocks, kSides> rounds_;
-  std::vector<double> reference_, candidate_;  // all samples, in order (reference: both workers)
-  ClockTotals clocks_[2];                      // reference (both workers), candidate
+  std::vector<double> reference_, candidate_;  // all samples of each side's two workers, in order
+  ClockTotals clocks_[2];                      // reference, candidate (each side's two workers)
   std::optional<double> bandwidth_gbs_;
   std::array<bool, kSides> inputs_staged_{};
+  int calls_per_worker_ = 0;  // timed calls each worker has run
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
   // The cores' counters and the CPU time spent by this verification over
   // the timed rounds (workers' reports plus the parent's own).
@@ -174,7 +184,7 @@ TimingOutcome TimingSession::run() {
     llc_bytes_ = llc->get<std::uint64_t>();
 
   std::array<double, kSides> per_call_ns{};
-  for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin}) {
+  for (TimedSide side : kAllSides) {
     if (!warm_up(side, per_call_ns[index_of(side)])) return {.call_failed = true};
   }
 
@@ -184,7 +194,7 @@ TimingOutcome TimingSession::run() {
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
   double batch_ns =
       std::chrono::duration<double, std::nano>(timing_.budget).count() / (kSides * kRoundsWanted);
-  double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], 1.0});
+  double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], per_call_ns[3], 1.0});
   // About kRoundsWanted rounds also when the repetitions, not the budget,
   // end the timing: the speedup's median and interval count units of rounds.
   const int per_batch =
@@ -197,18 +207,19 @@ TimingOutcome TimingSession::run() {
   // cache_flush every timed call starts cold anyway).
   const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
   note_(fmt::format(
-      "timing: warm {:.3f} ms / {:.3f} ms / {:.3f} ms per call (reference, candidate, twin); batches of {} "
-      "after {} untimed",
-      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_batch, rewarm));
+      "timing: warm {:.3f} / {:.3f} / {:.3f} / {:.3f} ms per call (reference, candidate, their twins); "
+      "batches of {} after {} untimed",
+      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, per_batch,
+      rewarm));
 
   std::string stop_reason;
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
   for (int round = 0;; ++round) {
-    int calls = std::min(per_batch, max_reps - static_cast<int>(candidate_.size()));
+    int calls = std::min(per_batch, max_reps - calls_per_worker_);
     int check_call = std::uniform_int_distribution<int>(0, calls - 1)(rng_);
-    // Every side returns the same timed call's outputs, so that all three
-    // do the same work; the candidate's are compared with the reference's.
+    // Every worker returns the same timed call's outputs, so that all four
+    // do the same work; both candidates' are compared with the reference's.
     std::array<std::optional<Batch>, kSides> taken;
     for (TimedSide side : round_order(round)) {
       auto& b = taken[index_of(side)];
@@ -216,28 +227,31 @@ TimingOutcome TimingSession::run() {
       if (!b) return {.call_failed = true};
     }
     const Batch& ref = *taken[index_of(TimedSide::kReference)];
-    const Batch& cand = *taken[index_of(TimedSide::kCandidate)];
-    if (auto problem = compare(ref.reply, cand.reply); !problem.empty()) {
-      note_(fmt::format("timed call {} of round {} differs: {}", check_call, round, problem));
-      outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
-      return outcome;
+    for (TimedSide side : {TimedSide::kCandidate, TimedSide::kCandidateTwin}) {
+      if (auto problem = compare(ref.reply, taken[index_of(side)]->reply); !problem.empty()) {
+        note_(fmt::format("timed call {} of round {} differs{}: {}", check_call, round,
+                          side == TimedSide::kCandidateTwin ? " (candidate twin)" : "", problem));
+        outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
+        return outcome;
+      }
     }
-    for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin}) {
+    calls_per_worker_ += calls;
+    for (TimedSide side : kAllSides) {
       const Batch& b = *taken[index_of(side)];
       rounds_[index_of(side)].push_back(b.ns);
-      auto& samples = side == TimedSide::kCandidate ? candidate_ : reference_;
+      auto& samples = candidate_side(side) ? candidate_ : reference_;
       samples.insert(samples.end(), b.ns.begin(), b.ns.end());
-      ClockTotals& totals = clocks_[side == TimedSide::kCandidate ? 1 : 0];
+      ClockTotals& totals = clocks_[candidate_side(side) ? 1 : 0];
       workers_cpu_ns_ += b.cpu_ns;
       for (double ns : b.ns) totals.inner_ns += ns;
       totals.outer_ns += b.outer_ns;
       totals.calls += static_cast<int>(b.ns.size());
     }
-    bool enough = round + 1 >= kMinRounds && static_cast<int>(candidate_.size()) >= min_samples;
-    auto rse = paired_speedup_rse(both_references(), rounds_[index_of(TimedSide::kCandidate)]);
+    bool enough = round + 1 >= kMinRounds && calls_per_worker_ >= min_samples;
+    auto rse = paired_speedup_rse(both_references(), both_candidates());
     if (enough && rse && *rse <= timing_.target_rse) {
       stop_reason = "target_rse";
-    } else if (static_cast<int>(candidate_.size()) >= max_reps) {
+    } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
     } else if (round + 1 >= 2 && SteadyClock::now() - start_ >= timing_.budget) {
       stop_reason = "budget";
@@ -257,24 +271,28 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   }
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
-  const Blocks& cand_rounds = rounds_[index_of(TimedSide::kCandidate)];
-  const Blocks& ref_rounds = rounds_[index_of(TimedSide::kReference)];
-  const Blocks& twin_rounds = rounds_[index_of(TimedSide::kTwin)];
-  perf.noise_floor = paired_speedup_estimate(ref_rounds, twin_rounds);
-  if (auto paired = paired_speedup_estimate(both_references(), cand_rounds)) {
-    perf.speedup = perf.noise_floor ? widen_by_noise_floor(*paired, *perf.noise_floor) : *paired;
+  const auto& rounds = rounds_;
+  auto of = [&rounds](TimedSide side) -> const Blocks& { return rounds[index_of(side)]; };
+  perf.noise_floor = paired_speedup_estimate(of(TimedSide::kReference), of(TimedSide::kTwin));
+  perf.candidate_noise_floor =
+      paired_speedup_estimate(of(TimedSide::kCandidate), of(TimedSide::kCandidateTwin));
+  if (auto paired = paired_speedup_estimate(both_references(), both_candidates())) {
+    perf.speedup = *paired;
+    for (const auto& floor : {perf.noise_floor, perf.candidate_noise_floor}) {
+      if (floor) perf.speedup = widen_by_noise_floor(perf.speedup, *floor);
+    }
     if (paired->ci95 && perf.speedup.ci95) {
       note_(fmt::format(
-          "timing: speedup {:.4f}, paired interval [{:.4f}, {:.4f}], widened by the noise floor "
+          "timing: speedup {:.4f}, paired interval [{:.4f}, {:.4f}], widened by the noise floors "
           "to [{:.4f}, {:.4f}]",
           paired->median, paired->ci95->lo, paired->ci95->hi, perf.speedup.ci95->lo, perf.speedup.ci95->hi));
     }
   }
   perf.stop_reason = stop_reason;
-  for (std::size_t k = 0; k < cand_rounds.size(); ++k) {
-    perf.rounds_ms.push_back({median(ref_rounds[k]).value_or(0) / 1e6,
-                              median(cand_rounds[k]).value_or(0) / 1e6,
-                              median(twin_rounds[k]).value_or(0) / 1e6});
+  for (std::size_t k = 0; k < of(TimedSide::kCandidate).size(); ++k) {
+    std::vector<double> round_ms;
+    for (TimedSide side : kAllSides) round_ms.push_back(median(of(side)[k]).value_or(0) / 1e6);
+    perf.rounds_ms.push_back(std::move(round_ms));
   }
   perf.memory_bandwidth_gbs = bandwidth_gbs_;
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
@@ -287,7 +305,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
            impossible_time(median(candidate_).value_or(0), inputs_.output_bytes, *bandwidth_gbs_, llc_bytes_),
        "impossible_time");
   flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
-  flag(perf.candidate.samples < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
+  flag(calls_per_worker_ < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
   flag(perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare, "contended");
   if (perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare) {
     note_(
@@ -295,22 +313,22 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
                     "describe a busy machine (run on idle cores for numbers to trust)",
                     *perf.foreign_cpu_share * 100));
   }
-  note_(
-      fmt::format("timing stopped ({}) after {:.2f} s: {} rounds, {} reference (both workers), {} candidate "
-                  "samples ({} and {} "
-                  "outliers); other processes' share of the cores {}; flags [{}]",
-                  stop_reason, *perf.measure_s, cand_rounds.size(), reference_.size(), candidate_.size(),
-                  perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
-                  perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
-                  fmt::join(perf.flags, ", ")));
+  note_(fmt::format(
+      "timing stopped ({}) after {:.2f} s: {} rounds, {} reference and {} candidate samples "
+      "(two workers each; {} and {} outliers); other processes' share of the cores {}; flags [{}]",
+      stop_reason, *perf.measure_s, of(TimedSide::kCandidate).size(), reference_.size(), candidate_.size(),
+      perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
+      perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
+      fmt::join(perf.flags, ", ")));
   return perf;
 }
 
 }  // namespace
 
-std::array<TimedSide, 3> round_order(int round) {
-  if (round % 2 == 0) return {TimedSide::kReference, TimedSide::kCandidate, TimedSide::kTwin};
-  return {TimedSide::kTwin, TimedSide::kCandidate, TimedSide::kReference};
+std::array<TimedSide, 4> round_order(int round) {
+  using enum TimedSide;
+  if (round % 2 == 0) return {kReference, kCandidate, kTwin, kCandidateTwin};
+  return {kCandidateTwin, kTwin, kCandidate, kReference};
 }
 
 bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate) {

@@ -3,8 +3,8 @@
 // and the candidate timed by the same worker code path in alternating
 // batches, warm-up until stable, batches until the speedup is known to
 // target_rse or the budget ends, sampled re-checks of timed outputs, an A/A
-// noise floor from a second reference worker (the twin) timed in the same
-// rounds, and plausibility flags. Talks to the workers only through the
+// noise floor from a second worker of each side (the twins) timed in the
+// same rounds, and plausibility flags. Talks to the workers only through the
 // `Exchange` it is given, so the verifier keeps ownership of the processes
 // and of how their failures become verdicts.
 #include <array>
@@ -23,9 +23,10 @@
 
 namespace kgym::verify {
 
-// kTwin: a second reference worker, the same code, weights and inputs in
-// another process, timed for the A/A noise floor.
-enum class TimedSide { kReference, kCandidate, kTwin };
+// kTwin and kCandidateTwin: a second worker of the reference and of the
+// candidate, the same code, weights and inputs in another process, timed
+// for the noise floors (two processes of one program differ).
+enum class TimedSide { kReference, kCandidate, kTwin, kCandidateTwin };
 
 // Sends one request to a side and returns its successful reply, or nullopt
 // when the call failed (the exchange has then recorded why).
@@ -71,11 +72,10 @@ std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own
 // their intervals) describe a busy machine, not the kernels.
 inline constexpr double kContendedShare = 0.10;
 
-// The order of round `round`'s batches: reference, candidate, twin, then
-// the mirror image, so that in a unit of two rounds each pair of sides
-// takes both orders (see paired_speedup_estimate) and the candidate always
-// runs between the two reference workers.
-std::array<TimedSide, 3> round_order(int round);
+// The order of round `round`'s batches: reference, candidate, twin,
+// candidate twin, then the mirror image, so that in a unit of two rounds
+// each pair of workers takes both orders (see paired_speedup_estimate).
+std::array<TimedSide, 4> round_order(int round);
 
 // ---- Plausibility checks of a timing, as pure functions over what the parent
 // observed. Each returns true when the flag it names should be raised.

@@ -1,5 +1,5 @@
 // The timing phase against scripted workers: the order of its batches, the
-// noise floor from the reference's twin, and what it concludes about the
+// noise floors from the twins, and what it concludes about the
 // machine's load from the cores' counters and the workers' CPU reports.
 #include <algorithm>
 #include <array>
@@ -25,11 +25,13 @@ struct FakeCore {
 };
 
 // Workers that answer every batch at once: each call kCallNs (times
-// `twin_factor` on the twin), reporting `cpu_per_call` of CPU per call,
-// which the core counts as busy.
-Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1) {
-  return [core, cpu_per_call_ns, twin_factor](TimedSide side, const Message& request,
-                                              std::string_view) -> std::optional<Message> {
+// `twin_factor` on the reference's twin, `candidate_twin_factor` on the
+// candidate's), reporting `cpu_per_call` of CPU per call, which the core
+// counts as busy.
+Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1,
+                          double candidate_twin_factor = 1) {
+  return [core, cpu_per_call_ns, twin_factor, candidate_twin_factor](
+             TimedSide side, const Message& request, std::string_view) -> std::optional<Message> {
     Message reply;
     if (request.header.value("op", "") == "bandwidth") {
       reply.header = {{"gbs", 10.0}};
@@ -37,7 +39,9 @@ Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns
     }
     int calls = request.header.value("calls", 1);
     core->workers_s += cpu_per_call_ns * calls / 1e9;
-    double ns = side == TimedSide::kTwin ? kCallNs * twin_factor : kCallNs;
+    double ns = side == TimedSide::kTwin            ? kCallNs * twin_factor
+                : side == TimedSide::kCandidateTwin ? kCallNs * candidate_twin_factor
+                                                    : kCallNs;
     reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), ns)},
                     {"cpu_ns", cpu_per_call_ns * calls}};
     return reply;
@@ -116,7 +120,7 @@ TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
   struct Seen {
     int with_inputs = 0, without = 0, rewarmed = 0, timed = 0;
   };
-  auto seen = std::make_shared<std::array<Seen, 3>>();
+  auto seen = std::make_shared<std::array<Seen, 4>>();
   auto order = std::make_shared<std::vector<TimedSide>>();
   Exchange recording = [&, seen, order](TimedSide side, const Message& request, std::string_view what) {
     if (request.header.value("op", "") == "time") {
@@ -141,13 +145,15 @@ TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
     EXPECT_EQ(s.rewarmed, s.timed);  // every timed batch begins with untimed calls
   }
   EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>((*seen)[0].timed));
-  ASSERT_EQ(outcome.performance->rounds_ms.front().size(), 3u);
+  ASSERT_EQ(outcome.performance->rounds_ms.front().size(), 4u);
   EXPECT_DOUBLE_EQ(outcome.performance->rounds_ms.front()[0], kCallNs / 1e6);
-  // Rounds R C T, then T C R: each pair of sides takes both orders per unit.
+  // Rounds R C T D, then D T C R: each pair of workers takes both orders
+  // per unit.
   using enum TimedSide;
-  ASSERT_GE(order->size(), 6u);
-  EXPECT_EQ(std::vector<TimedSide>(order->begin(), order->begin() + 6),
-            (std::vector<TimedSide>{kReference, kCandidate, kTwin, kTwin, kCandidate, kReference}));
+  ASSERT_GE(order->size(), 8u);
+  EXPECT_EQ(std::vector<TimedSide>(order->begin(), order->begin() + 8),
+            (std::vector<TimedSide>{kReference, kCandidate, kTwin, kCandidateTwin, kCandidateTwin, kTwin,
+                                    kCandidate, kReference}));
 }
 
 TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
@@ -166,7 +172,25 @@ TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
   EXPECT_NEAR(p.speedup.ci95->lo, std::sqrt(1.04) / 1.04, 1e-9);
   EXPECT_NEAR(p.speedup.ci95->hi, std::sqrt(1.04) * 1.04, 1e-9);
   EXPECT_LT(p.speedup.ci95->lo, 1.0);
-  EXPECT_EQ(p.reference.samples, 2 * p.candidate.samples);
+  ASSERT_TRUE(p.candidate_noise_floor);
+  EXPECT_NEAR(p.candidate_noise_floor->median, 1.0, 1e-9);
+  EXPECT_EQ(p.reference.samples, p.candidate.samples);  // two workers each
+}
+
+TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
+  // Now the candidate's twin is the odd process: 4 % slower.
+  auto core = std::make_shared<FakeCore>();
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.0, 1.04),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  const Performance& p = *outcome.performance;
+  ASSERT_TRUE(p.candidate_noise_floor && p.speedup.ci95);
+  EXPECT_NEAR(p.candidate_noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.median, 1 / std::sqrt(1.04), 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->lo, 1 / std::sqrt(1.04) / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->hi, 1 / std::sqrt(1.04) * 1.04, 1e-9);
+  EXPECT_GT(p.speedup.ci95->hi, 1.0);
 }
 
 TEST(TimingChecks, ForeignShare) {

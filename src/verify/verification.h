@@ -22,17 +22,22 @@
 
 namespace kgym::verify::detail {
 
-// kTwin: a second reference worker, started for the timing's noise floor.
-enum class Role { kReference, kCandidate, kTwin };
+// The twins: a second worker of each side, started when timing begins for
+// the noise floors (verify/timing_session.h). A candidate twin runs the
+// candidate's code, boxed alike, and fails like the candidate.
+enum class Role { kReference, kCandidate, kTwin, kCandidateTwin };
 
 inline std::string_view role_name(Role role) {
   switch (role) {
     case Role::kReference: return "reference";
     case Role::kCandidate: return "candidate";
-    case Role::kTwin: return "twin";
+    case Role::kTwin: return "reference_twin";
+    case Role::kCandidateTwin: return "candidate_twin";
   }
   return "?";
 }
+
+inline bool is_candidate(Role role) { return role == Role::kCandidate || role == Role::kCandidateTwin; }
 
 // A verdict reached before the end, with its one-line reason.
 struct Failure {
@@ -66,9 +71,10 @@ class Verification {
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
   std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
-  // The twin: a second reference worker, started (warm or cold) and loaded
-  // like the reference when the timing begins.
-  std::expected<void, Failure> start_twin();
+  // The twins: a second reference worker and a second candidate worker,
+  // started (warm or cold) and loaded like the first two when the timing
+  // begins. The candidate twin shares the candidate's directory and box.
+  std::expected<void, Failure> start_twins();
   // The environment every worker gets on top of the parent's.
   std::vector<std::string> worker_env_overrides(int threads) const;
   WorkerSpec cold_spec(Role role, int threads) const;
@@ -100,8 +106,15 @@ class Verification {
   Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
   Failure reply_failure(Role role, const Message& reply, std::string_view what);
   Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
-  WorkerProcess& worker(Role role) {
-    return role == Role::kReference ? *reference_ : role == Role::kCandidate ? *candidate_ : *twin_;
+  WorkerProcess& worker(Role role) { return *slot(role); }
+  std::optional<WorkerProcess>& slot(Role role) {
+    switch (role) {
+      case Role::kReference: return reference_;
+      case Role::kCandidate: return candidate_;
+      case Role::kTwin: return twin_;
+      case Role::kCandidateTwin: return candidate_twin_;
+    }
+    return reference_;
   }
   int worker_threads() const;
   void note(const std::string& line);
@@ -121,9 +134,12 @@ class Verification {
   std::optional<WorkerProcess> reference_;
   std::optional<WorkerProcess> candidate_;
   std::optional<WorkerProcess> twin_;
-  nlohmann::json constants_;          // the reference's size constants (load reply)
-  nlohmann::json declared_cases_;     // the problem's CASES
-  std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
+  std::optional<WorkerProcess> candidate_twin_;
+  std::filesystem::path candidate_import_;  // the file the candidate imported (host path)
+  std::filesystem::path state_file_;        // the reference state ModelNew was last built from
+  nlohmann::json constants_;                // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;           // the problem's CASES
+  std::vector<int> reference_cores_;        // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
   CandidateBox box_;              // the cold candidate's box

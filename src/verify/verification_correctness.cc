@@ -193,6 +193,7 @@ std::expected<void, Failure> Verification::check_correctness() {
 std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
                                                   std::string_view what) {
   auto state = state_dir_ / fmt::format("state_{}.pt", ++reloads_);
+  state_file_ = state;
   Message load;
   load.header = {{"op", "load"},
                  {"problem", req_.problem.string()},

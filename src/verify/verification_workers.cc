@@ -1,9 +1,9 @@
 // Starting the workers of a verification: forked from the device's warm
 // zygotes when the request names them (verify/warm_pool.h), else — or when
-// a zygote fails — spawned cold. Either way the reference (and its twin,
-// started for the timing) is trusted and the candidate runs boxed
-// (verify/candidate_sandbox.h), and the startup requests (load, import,
-// build) are the same.
+// a zygote fails — spawned cold. Either way the reference is trusted and
+// the candidate runs boxed (verify/candidate_sandbox.h), and the startup
+// requests (load, import, build) are the same. So are the twins a timing
+// starts: a second reference and a second candidate worker.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -39,7 +39,7 @@ fs::path Verification::candidate_view(const fs::path& host) const {
 }
 
 std::vector<std::string> Verification::serve_args(Role role, const fs::path& scratch, int threads) const {
-  bool candidate = role == Role::kCandidate && !req_.candidate_is_reference;
+  bool candidate = is_candidate(role) && !req_.candidate_is_reference;
   return {"serve",
           "--role",
           candidate ? "candidate" : "reference",
@@ -61,12 +61,23 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
   auto log = req_.scratch_dir / fmt::format("{}.log", role_name(role));
   Deadline deadline = std::min(deadline_, Clock::now() + kWarmForkWait);
   ForkRequest request;
-  if (role != Role::kCandidate) {
+  if (!is_candidate(role)) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
     request = {serve_args(role, dir, threads), env_overrides, dir};
     auto worker = WorkerProcess::fork_warm(warm.reference_socket, request, log, deadline);
     if (worker) return std::move(*worker);
     note(fmt::format("warm {} worker unavailable ({}); starting it cold", role_name(role), worker.error()));
+    return std::nullopt;
+  }
+  auto uid = candidate_uid(req_.sandbox, resolved_mode(req_.sandbox.mode));
+  if (role == Role::kCandidateTwin) {
+    // In the candidate's directory, which holds its sources and the state.
+    std::vector<std::string> env = env_overrides;
+    if (uid) env.push_back("HOME=" + candidate_inside_root_.string());
+    request = {serve_args(role, candidate_inside_root_, threads), env, candidate_inside_root_};
+    auto worker = WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
+    if (worker) return std::move(*worker);
+    note(fmt::format("warm candidate twin unavailable ({})", worker.error()));
     return std::nullopt;
   }
   // A fresh directory under the candidate zygote's scratch root, the only
@@ -75,7 +86,6 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
   std::error_code ec;
   fs::remove_all(dir, ec);
   auto inside = warm.scratch_inside / dir.filename();
-  auto uid = candidate_uid(req_.sandbox, resolved_mode(req_.sandbox.mode));
   if (auto made = util::make_dirs(dir); !made) {
     note(fmt::format("warm candidate worker unavailable ({}); starting it cold", made.error()));
     return std::nullopt;
@@ -118,8 +128,9 @@ std::vector<std::string> Verification::worker_env_overrides(int threads) const {
 
 WorkerSpec Verification::cold_spec(Role role, int threads) const {
   auto env_overrides = worker_env_overrides(threads);
-  auto dir = req_.scratch_dir / std::string(role_name(role));
-  bool boxed = role == Role::kCandidate && !req_.candidate_is_reference;
+  // A candidate twin shares the candidate's directory.
+  auto dir = req_.scratch_dir / std::string(role_name(is_candidate(role) ? Role::kCandidate : role));
+  bool boxed = is_candidate(role) && !req_.candidate_is_reference;
   std::vector<std::string> argv{req_.python,
                                 (boxed ? candidate_view(worker_script_) : worker_script_).string()};
   auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
@@ -178,7 +189,8 @@ std::expected<void, Failure> Verification::start_workers() {
   // The candidate imports its own copy, from where it may read.
   // A warm candidate reads from its own dir in the zygote's box; its
   // sibling sources go along so that it can import them.
-  auto candidate_file = candidate_copy_;
+  auto& candidate_file = candidate_import_;
+  candidate_file = candidate_copy_;
   if (candidate_->warm()) {
     candidate_file = state_dir_ / candidate_copy_.filename();
     for (const auto& file : candidate_files_) {
@@ -192,6 +204,7 @@ std::expected<void, Failure> Verification::start_workers() {
 
 std::expected<void, Failure> Verification::load_and_import(const fs::path& candidate_file) {
   auto state = state_dir_ / "state.pt";
+  state_file_ = state;
   Message load;
   load.header = {{"op", "load"},
                  {"problem", req_.problem.string()},
@@ -243,15 +256,25 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   return {};
 }
 
-std::expected<void, Failure> Verification::start_twin() {
+std::expected<void, Failure> Verification::start_twins() {
   int threads = worker_threads();
-  if (auto made = util::make_dirs(req_.scratch_dir / "twin"); !made)
+  auto env_overrides = worker_env_overrides(threads);
+  auto twin_dir = req_.scratch_dir / std::string(role_name(Role::kTwin));
+  if (auto made = util::make_dirs(twin_dir); !made)
     return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
-  if (req_.warm) twin_ = fork_warm(Role::kTwin, threads, worker_env_overrides(threads));
-  if (!twin_) {
-    auto twin = WorkerProcess::spawn(cold_spec(Role::kTwin, threads));
-    if (!twin) return std::unexpected(Failure{Verdict::kHarnessError, twin.error()});
-    twin_.emplace(std::move(*twin));
+  if (req_.warm) twin_ = fork_warm(Role::kTwin, threads, env_overrides);
+  // A candidate forked warm has its files in the zygote's box: its twin
+  // must come from there too.
+  if (candidate_->warm()) {
+    candidate_twin_ = fork_warm(Role::kCandidateTwin, threads, env_overrides);
+    if (!candidate_twin_)
+      return std::unexpected(Failure{Verdict::kHarnessError, "cannot fork the candidate's twin for timing"});
+  }
+  for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
+    if (slot(role)) continue;
+    auto spawned = WorkerProcess::spawn(cold_spec(role, threads));
+    if (!spawned) return std::unexpected(Failure{Verdict::kHarnessError, spawned.error()});
+    slot(role).emplace(std::move(*spawned));
   }
   // The reference's own load (seed, overrides), so the twin holds the same
   // model and weights; its state goes to its own dir.
@@ -260,16 +283,35 @@ std::expected<void, Failure> Verification::start_twin() {
                  {"problem", req_.problem.string()},
                  {"overrides", req_.overrides},
                  {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", (req_.scratch_dir / "twin" / "state.pt").string()}};
+                 {"state_out", (twin_dir / "state.pt").string()}};
+  Message import;
+  import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_import_).string() }};
+  if (req_.candidate_is_reference) {
+    import.header = load.header;
+    import.header["problem"] = candidate_import_.string();
+    import.header["state_out"] = (req_.scratch_dir / "candidate" / "state_twin.pt").string();
+  }
+  constexpr std::string_view kStarting = "starting the twins for timing";
   if (auto sent = twin_->send(load, deadline_); !sent)
-    return std::unexpected(channel_failure(Role::kTwin, sent.error(), "starting the reference's twin", true));
-  auto hello = receive(Role::kTwin, "starting the reference's twin", deadline_);
-  if (!hello) return std::unexpected(hello.error());
-  note_hello(Role::kTwin, *hello);
-  auto loaded = receive(Role::kTwin, "loading the problem in the reference's twin", deadline_);
-  if (!loaded) return std::unexpected(loaded.error());
-  note(fmt::format("reference twin loaded ({}) for the noise floor",
-                   twin_->warm() ? "forked warm" : "spawned cold"));
+    return std::unexpected(channel_failure(Role::kTwin, sent.error(), kStarting, true));
+  if (auto sent = candidate_twin_->send(import, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kCandidateTwin, sent.error(), kStarting, true));
+  for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
+    auto hello = receive(role, kStarting, deadline_);
+    if (!hello) return std::unexpected(hello.error());
+    note_hello(role, *hello);
+    auto ready = receive(role, kStarting, deadline_);
+    if (!ready) return std::unexpected(ready.error());
+  }
+  if (!req_.candidate_is_reference) {
+    Message build;
+    build.header = {{"op", "build"}, {"state", candidate_view(state_file_).string()}};
+    auto built = call(Role::kCandidateTwin, build, "building the candidate twin's ModelNew", false);
+    if (!built) return std::unexpected(built.error());
+  }
+  note(fmt::format("twins ready for timing: reference twin {}, candidate twin {}",
+                   twin_->warm() ? "forked warm" : "spawned cold",
+                   candidate_twin_->warm() ? "forked warm" : "spawned cold"));
   return {};
 }
 

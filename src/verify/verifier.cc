@@ -66,8 +66,9 @@ void Verification::note(const std::string& line) {
 
 void Verification::note_hello(Role role, const Message& hello) {
   const WorkerProcess& w = worker(role);
-  if (auto startup = worker_startup(hello.header, w.requested()); startup && role == Role::kTwin) {
-    note(fmt::format("twin worker ready {:.3f} s after it was asked for", startup->total_s()));
+  bool twin = role == Role::kTwin || role == Role::kCandidateTwin;
+  if (auto startup = worker_startup(hello.header, w.requested()); startup && twin) {
+    note(fmt::format("{} worker ready {:.3f} s after it was asked for", role_name(role), startup->total_s()));
   } else if (startup) {
     note(fmt::format("{} worker ready {:.3f} s after it was asked for ({}: {:.3f} s, then {:.3f} s to ready)",
                      role_name(role), startup->total_s(), w.warm() ? "fork" : "spawn", startup->launch_s,
@@ -169,18 +170,18 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       }
       std::string reason = fmt::format("{} did not answer within verifier.call_timeout ({} s) while {}", side,
                                        req_.config.call_timeout.count(), what);
-      return {role == Role::kCandidate ? Verdict::kTimeout : Verdict::kReferenceError, reason};
+      return {is_candidate(role) ? Verdict::kTimeout : Verdict::kReferenceError, reason};
     }
     case ChannelError::Kind::kExited: {
       // bwrap and unshare report a child killed by signal N as exit 128+N.
       std::optional<ChildExit> exit = error.exit;
-      if (role == Role::kCandidate && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
+      if (is_candidate(role) && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
           exit->code < 128 + 65) {
         exit->signaled = true;
         exit->code -= 128;
       }
       std::string how = exit ? exit->describe() : "unknown status";
-      if (role != Role::kCandidate) {
+      if (!is_candidate(role)) {
         return {Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what)};
       }
       if (exit && exit->signaled) {
@@ -205,7 +206,7 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
     return {kind == "usage" ? Verdict::kReferenceError : Verdict::kHarnessError,
             fmt::format("{} worker: {}", role_name(role), error)};
   }
-  if (role != Role::kCandidate)
+  if (!is_candidate(role))
     return {Verdict::kReferenceError, fmt::format("{} {}: {}", role_name(role), what, error)};
   if (kind == "cheat") {
     std::string rule = reply.header.contains("rule") && reply.header["rule"].is_string()
@@ -227,16 +228,16 @@ std::expected<void, Failure> Verification::measure_performance() {
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
 
-  // The noise floor's second reference worker starts now, while the
-  // timing inputs are ready, not for cases that never reach the timing.
-  if (auto started = start_twin(); !started) return std::unexpected(started.error());
+  // The twins start now, not for cases that never reach the timing.
+  if (auto started = start_twins(); !started) return std::unexpected(started.error());
 
   std::optional<Failure> failure;
   Exchange exchange = [&](TimedSide side, const Message& request,
                           std::string_view what) -> std::optional<Message> {
     Role role = side == TimedSide::kReference   ? Role::kReference
                 : side == TimedSide::kCandidate ? Role::kCandidate
-                                                : Role::kTwin;
+                : side == TimedSide::kTwin      ? Role::kTwin
+                                                : Role::kCandidateTwin;
     auto reply = call(role, request, what);
     if (reply) return std::move(*reply);
     failure = reply.error();
@@ -255,7 +256,7 @@ std::expected<void, Failure> Verification::measure_performance() {
 }
 
 void Verification::finish_logs() {
-  for (Role role : {Role::kReference, Role::kCandidate, Role::kTwin}) {
+  for (Role role : {Role::kReference, Role::kCandidate, Role::kTwin, Role::kCandidateTwin}) {
     auto path = req_.scratch_dir / fmt::format("{}.log", role_name(role));
     auto text = util::read_file(path);
     if (!text) continue;
@@ -305,7 +306,7 @@ CaseResult Verification::run() {
     if (outcome.error().cheat) result_.cheat = outcome.error().cheat;
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
-  for (auto* side : {&reference_, &candidate_, &twin_}) {
+  for (auto* side : {&reference_, &candidate_, &twin_, &candidate_twin_}) {
     if (*side) (*side)->shutdown(Clock::now() + std::chrono::seconds(5));
   }
   if (!log_path_.empty()) finish_logs();
