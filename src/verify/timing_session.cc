@@ -299,7 +299,9 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   auto flag = [&](bool raised, const char* name) {
     if (raised) perf.flags.push_back(name);
   };
-  flag(perf.noise_floor && within_noise(perf.speedup, *perf.noise_floor), "within_noise");
+  flag((perf.noise_floor && within_noise(perf.speedup, *perf.noise_floor)) ||
+           (perf.candidate_noise_floor && within_noise(perf.speedup, *perf.candidate_noise_floor)),
+       "within_noise");
   flag(outer_clock_mismatch(clocks_[0], clocks_[1]), "outer_clock_mismatch");
   flag(bandwidth_gbs_ &&
            impossible_time(median(candidate_).value_or(0), inputs_.output_bytes, *bandwidth_gbs_, llc_bytes_),

@@ -103,8 +103,8 @@ bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candi
 bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, double bandwidth_gbs,
                      std::uint64_t llc_bytes);
 
-// `within_noise`: the speedup's interval overlaps the spread of the A/A
-// noise floor, so it cannot be told apart from the reference against itself.
+// `within_noise`: the speedup's interval overlaps the spread of an A/A
+// noise floor, so it cannot be told apart from a side against itself.
 bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor);
 
 // `excessive_speedup`: more than this is rare enough to deserve a look.
