@@ -193,6 +193,23 @@ TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
   EXPECT_GT(p.speedup.ci95->hi, 1.0);
 }
 
+TEST(TimingSession, BothNoiseFloorsAndFourMediansPerRoundSurviveTheResultJson) {
+  auto core = std::make_shared<FakeCore>();
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.02, 1.04),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  CaseResult r;
+  r.performance = outcome.performance;
+  CaseResult back = result_from_json(to_json(r));
+  ASSERT_TRUE(back.performance && back.performance->noise_floor && back.performance->candidate_noise_floor);
+  EXPECT_NEAR(back.performance->noise_floor->median, 1 / 1.02, 1e-9);
+  EXPECT_NEAR(back.performance->candidate_noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_EQ(back.performance->rounds_ms, outcome.performance->rounds_ms);
+  ASSERT_FALSE(back.performance->rounds_ms.empty());
+  EXPECT_DOUBLE_EQ(back.performance->rounds_ms.front()[3], 1.04 * kCallNs / 1e6);
+}
+
 TEST(TimingChecks, ForeignShare) {
   EXPECT_FALSE(foreign_cpu_share(util::CoreUsage{}, 0));
   EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 0.5), 0.125);
