@@ -11,14 +11,16 @@
 #   2. Double work: the same, with a copy of the problem whose Model runs its
 #      forward twice per call; the time ratio should be 2.0 +- 0.1. Beside
 #      it, the same ratio measured in one process without kgym
-#      (bench/twice_in_process.py: the worker's loading, cpu backend and
-#      timing loop, A B B A batches): what running the forward twice costs at that size on
-#      this machine, so a gap between the two is kgym's, not the workload's.
+#      (bench/twice_in_process.py: the same doubled forward, the worker's
+#      loading, cpu backend and timing loop, A B B A batches): what running
+#      the forward twice costs at that size on this machine, so a gap
+#      between the two is kgym's, not the workload's; the run counts the
+#      cases where the two agree within 0.05.
 #      At the RMSNorm sample's own size (128 x 1024) a second forward finds
-#      the first one's buffers in the cache and the pair costs about 1.9x
+#      the first one's buffers in the cache and the pair costs about 1.8-1.9x
 #      even in one process; the list therefore also has RMSNorm at 512 rows
 #      (`NAME:KEY=VALUE[,KEY=VALUE]` entries set problem.overrides), where
-#      twice the work is twice the time.
+#      it comes closer to twice the time.
 #   3. How long each case's timing phase and whole verification took.
 #   4. How much of the cores other processes used meanwhile; with more than
 #      10 % the run says the figures describe a busy machine.
@@ -85,7 +87,7 @@ print(f"A/A within 1.00 +- 0.02 with 1 in the interval: {aa_ok} of {len(names)}"
 
 print("\n2. Double work (reference forward twice per call vs once): time ratio should be 2.0 +- 0.1")
 print(f"{'problem':24} {'ref ms':>8} {'cand ms':>8} {'ratio':>7} {'95% CI':>17} {'ok':>3}  {'in one process':>14} {'95% CI':>17}")
-tw_ok = 0
+tw_ok = agree = 0
 for name in names:
     r = load(name, "twice")
     p = r and r.get("performance")
@@ -100,10 +102,11 @@ for name in names:
     try:
         own = [float(v) for v in open(os.path.join(work, name, "in_process.txt")).read().split()[:3]]
         own_cells = f"{own[0]:14.3f} {ci(own[1:]):>17}"
+        agree += abs(ratio - own[0]) <= 0.05
     except (OSError, ValueError, IndexError):
         own_cells = f"{'-':>14}"
     print(f"{name:24} {p['reference']['median_ms']:8.3f} {p['candidate']['median_ms']:8.3f} {ratio:7.3f} {ci(lohi):>17} {'yes' if ok else 'NO':>3}  {own_cells}")
-print(f"double work within 2.0 +- 0.1: {tw_ok} of {len(names)}")
+print(f"double work within 2.0 +- 0.1: {tw_ok} of {len(names)}; within 0.05 of the ratio in one process: {agree} of {len(names)}")
 
 print("\n3. Time per case (seconds): timing phase / whole verification")
 for name in names:
