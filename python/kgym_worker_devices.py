@@ -166,23 +166,15 @@ class CpuBackend:
         and is taken as soon as the call's timer stopped, so work the call
         left running cannot finish the output later."""
         torch = self.torch
-        flat = []
-
-        def visit(value):
-            if isinstance(value, (list, tuple)):
-                for item in value:
-                    visit(item)
-            elif isinstance(value, torch.Tensor):
-                key = (len(flat), tuple(value.shape), value.dtype, value.device)
+        flat = flat_values(output)
+        for index, value in enumerate(flat):
+            if isinstance(value, torch.Tensor):
+                key = (index, tuple(value.shape), value.dtype, value.device)
                 buffer = self.kept_buffers.get(key)
                 if buffer is None:
                     buffer = self.kept_buffers[key] = torch.empty(value.shape, dtype=value.dtype, device=value.device)
                 buffer.copy_(value.detach())
-                flat.append(buffer)
-            else:
-                flat.append(value)
-
-        visit(output)
+                flat[index] = buffer
         self.synchronize()
         return flat
 
@@ -294,25 +286,33 @@ def describe(value):
     return {"kind": kind, "dtype": "", "shape": [], "repr": repr(value)[:80]}
 
 
-def flatten_outputs(output):
-    """The model output as a flat list of CPU tensors (tuples/lists flattened)."""
-    import torch
-
+def flat_values(output):
+    """The values of a model output in order, lists and tuples flattened."""
     flat = []
 
     def visit(value):
         if isinstance(value, (list, tuple)):
             for item in value:
                 visit(item)
-        elif isinstance(value, torch.Tensor):
-            flat.append(value.detach().to("cpu").contiguous())
-        elif isinstance(value, (bool, int, float)):
-            flat.append(torch.tensor(value))
         else:
-            raise WorkerError("exception", f"forward returned an unsupported {type(value).__name__}")
+            flat.append(value)
 
     visit(output)
     return flat
+
+
+def flatten_outputs(output):
+    """The model output as a flat list of CPU tensors (tuples/lists flattened)."""
+    import torch
+
+    def tensor(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach().to("cpu").contiguous()
+        if isinstance(value, (bool, int, float)):
+            return torch.tensor(value)
+        raise WorkerError("exception", f"forward returned an unsupported {type(value).__name__}")
+
+    return [tensor(value) for value in flat_values(output)]
 
 
 def tensor_bytes(tensor):
