@@ -5,9 +5,9 @@ original forward twice, so the module-call overhead is paid once, as by
 the honest model. It uses the worker's own problem loading (with
 overrides), cpu backend (pinned core, one thread, steady allocator) and
 timing loop (fresh input clones outside the timer), batches alternating
-A B B A, and prints the median of the per-unit log ratios. It says what doubling the
-work costs on this machine at this size, so the fidelity benchmark can tell
-kgym's error from the workload's own.
+A B B A, and prints the median of the per-unit log ratios. It says what
+doubling the work costs on this machine at this size, so the fidelity
+benchmark can tell kgym's error from the workload's own.
 
 Usage: python3 twice_in_process.py PROBLEM.py CORE [NAME=VALUE ...] (overrides)
 Prints: ratio lo hi (95 % bootstrap interval over units)

@@ -73,6 +73,17 @@ VerifierConfig short_timing() {
   return config;
 }
 
+// The timing against scripted workers whose calls all take kCallNs, but
+// for the two twins' factors, on an idle core.
+std::optional<Performance> timed_with_twins(double twin_factor, double candidate_twin_factor) {
+  auto core = std::make_shared<FakeCore>();
+  return run_timing(
+             short_timing(), TimingInputs{.blob = "x"},
+             scripted_workers(core, kCallNs, twin_factor, candidate_twin_factor), [](const std::string&) {},
+             scripted_cores(core))
+      .performance;
+}
+
 bool has_flag(const Performance& p, const std::string& flag) {
   return std::find(p.flags.begin(), p.flags.end(), flag) != p.flags.end();
 }
@@ -160,12 +171,9 @@ TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
   // The candidate runs exactly as fast as the reference, the twin (the same
   // code in another process) 4 % slower in every round: the paired interval
   // alone would be a single point away from 1.
-  auto core = std::make_shared<FakeCore>();
-  auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.04),
-      [](const std::string&) {}, scripted_cores(core));
-  ASSERT_TRUE(outcome.performance);
-  const Performance& p = *outcome.performance;
+  auto performance = timed_with_twins(1.04, 1.0);
+  ASSERT_TRUE(performance);
+  const Performance& p = *performance;
   ASSERT_TRUE(p.noise_floor && p.noise_floor->ci95 && p.speedup.ci95);
   EXPECT_NEAR(p.noise_floor->median, 1 / 1.04, 1e-9);
   EXPECT_NEAR(p.speedup.median, std::sqrt(1.04), 1e-9);  // both reference workers count
@@ -179,12 +187,9 @@ TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
 
 TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
   // Now the candidate's twin is the odd process: 4 % slower.
-  auto core = std::make_shared<FakeCore>();
-  auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.0, 1.04),
-      [](const std::string&) {}, scripted_cores(core));
-  ASSERT_TRUE(outcome.performance);
-  const Performance& p = *outcome.performance;
+  auto performance = timed_with_twins(1.0, 1.04);
+  ASSERT_TRUE(performance);
+  const Performance& p = *performance;
   ASSERT_TRUE(p.candidate_noise_floor && p.speedup.ci95);
   EXPECT_NEAR(p.candidate_noise_floor->median, 1 / 1.04, 1e-9);
   EXPECT_NEAR(p.speedup.median, 1 / std::sqrt(1.04), 1e-9);
@@ -194,18 +199,15 @@ TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
 }
 
 TEST(TimingSession, BothNoiseFloorsAndFourMediansPerRoundSurviveTheResultJson) {
-  auto core = std::make_shared<FakeCore>();
-  auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs, 1.02, 1.04),
-      [](const std::string&) {}, scripted_cores(core));
-  ASSERT_TRUE(outcome.performance);
+  auto performance = timed_with_twins(1.02, 1.04);
+  ASSERT_TRUE(performance);
   CaseResult r;
-  r.performance = outcome.performance;
+  r.performance = performance;
   CaseResult back = result_from_json(to_json(r));
   ASSERT_TRUE(back.performance && back.performance->noise_floor && back.performance->candidate_noise_floor);
   EXPECT_NEAR(back.performance->noise_floor->median, 1 / 1.02, 1e-9);
   EXPECT_NEAR(back.performance->candidate_noise_floor->median, 1 / 1.04, 1e-9);
-  EXPECT_EQ(back.performance->rounds_ms, outcome.performance->rounds_ms);
+  EXPECT_EQ(back.performance->rounds_ms, performance->rounds_ms);
   ASSERT_FALSE(back.performance->rounds_ms.empty());
   EXPECT_DOUBLE_EQ(back.performance->rounds_ms.front()[3], 1.04 * kCallNs / 1e6);
 }
