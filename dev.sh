@@ -9,6 +9,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD_DIR="${KGYM_BUILD_DIR:-$ROOT/build}"
+# Paths relative to the checkout in ccache's keys: another clone of the same
+# commit builds from the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 
 # Debian packages kgym needs to build, test and verify candidates on the CPU.
 PACKAGES=(
