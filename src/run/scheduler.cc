@@ -237,7 +237,7 @@ void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_
   }
   if (!launch->process) return generation_done(i, std::nullopt);
   agent_env(i, *launch->process);
-  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work, run.dir),
+  if (!launch_child(i, Child::kAgent, sandboxed(*launch->process, run.work, run.dir, Boxed::kAgent),
                     launch->timeout)) {
     end_generation(i);
     run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
@@ -266,7 +266,12 @@ void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) 
                   fmt::format("agent ended with {}{} (see agent.log)", exit->describe(), where));
     }
   }
-  if (workflow && !stage_passed(i)) return;
+  if (workflow) return check_stage(i);
+  collect_candidate(i);
+}
+
+void Scheduler::collect_candidate(std::size_t i) {
+  CaseRun& run = runs_[i];
   end_generation(i);
   auto candidate =
       agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task(i, {})), run.dir / "candidate");
@@ -369,6 +374,9 @@ void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
   switch (kind) {
     case Child::kProbe: return on_probe_exit(i, exit);
     case Child::kAgent: return generation_done(i, exit);
+    case Child::kGate:
+      run.checks->command_ended(exit, run.deadline_hit);
+      return advance_checks(i);
     case Child::kVerify: return on_verify_exit(i, exit);
     case Child::kNone: return;
   }

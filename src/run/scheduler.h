@@ -67,7 +67,8 @@ class Scheduler {
  private:
   struct CaseRun;
   struct CaseEntry;
-  enum class Child { kNone, kProbe, kAgent, kVerify };
+  enum class Child { kNone, kProbe, kAgent, kGate, kVerify };
+  enum class Boxed { kAgent, kGate };
 
   // scheduler_samples.cc: cases and their samples, device leases.
   void add_case(Case c);
@@ -85,12 +86,15 @@ class Scheduler {
   void launch_generation(std::size_t i);
   void launch_agent(std::size_t i, const std::filesystem::path& prompt_file);
   void launch_stage(std::size_t i);
-  bool stage_passed(std::size_t i);
+  void check_stage(std::size_t i);
+  void advance_checks(std::size_t i);
+  void stage_checked(std::size_t i);
+  void collect_candidate(std::size_t i);
   void end_generation(std::size_t i);
   agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
   void agent_env(std::size_t i, util::ProcessSpec& spec) const;
-  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
-                                    const std::filesystem::path& case_dir) const;
+  util::ProcessSpec sandboxed(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
+                              const std::filesystem::path& case_dir, Boxed who) const;
   void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
   void launch_verification(std::size_t i, std::size_t device);
   void on_exit(std::size_t i, const util::ProcessExit& exit);

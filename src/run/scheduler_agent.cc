@@ -1,7 +1,7 @@
-// The agent side of a case that scheduler.cc leaves out: how the agent is
-// confined (sandboxed_agent), what its environment says of its sample and
-// device (agent_env), and the workflow stages run inside the generation
-// phase (launch_stage, stage_passed, end_generation).
+// The agent side of a case that scheduler.cc leaves out: how the agent and
+// its command gates are confined (sandboxed), what its environment says of
+// its sample and device (agent_env), and the workflow stages run inside the
+// generation phase (launch_stage, check_stage, stage_checked, end_generation).
 #include <fstream>
 
 #include <fmt/format.h>
@@ -15,13 +15,15 @@
 
 namespace kgym::run {
 
-util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
-                                             const std::filesystem::path& workspace,
-                                             const std::filesystem::path& case_dir) const {
+// The agent's box. A command gate runs a program the agent may have written,
+// so it gets the same box, without network and without write access to any
+// log: what it prints reaches its log through its stdout only.
+util::ProcessSpec Scheduler::sandboxed(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
+                                       const std::filesystem::path& case_dir, Boxed who) const {
   util::ProcessSpec boxed = spec;
   util::SandboxPolicy policy;
   policy.mode = options_.sandbox_mode;
-  policy.network = config_.agent.network;
+  policy.network = who == Boxed::kAgent && config_.agent.network;
   policy.limits.no_core_dumps = policy.mode != util::SandboxMode::kNone;
   if (policy.mode == util::SandboxMode::kBwrap) {
     std::error_code ec;
@@ -35,7 +37,7 @@ util::ProcessSpec Scheduler::sandboxed_agent(const util::ProcessSpec& spec,
     policy.writable.emplace_back(workspace, std::filesystem::path());
     // Its own log (profiles read their transcript back from it) and the
     // case's session dir (where they keep exported sessions).
-    if (!spec.log_file.empty()) {
+    if (who == Boxed::kAgent && !spec.log_file.empty()) {
       std::ofstream(spec.log_file, std::ios::app).flush();  // bwrap binds only what exists
       if (std::filesystem::is_regular_file(spec.log_file, ec))
         policy.writable.emplace_back(spec.log_file, std::filesystem::path());
@@ -108,17 +110,38 @@ void Scheduler::launch_stage(std::size_t i) {
   launch_agent(i, file);
 }
 
-// Checks the stage the agent just finished. True when the workflow is done
-// and the candidate may be collected; otherwise the next attempt or stage
-// has been launched, or the case has failed.
-bool Scheduler::stage_passed(std::size_t i) {
+// Checks the stage the agent just finished: the file gates in-process, each
+// command gate as a sandboxed child of the event loop (advance_checks).
+void Scheduler::check_stage(std::size_t i) {
   CaseRun& run = runs_[i];
   const StageConfig& stage = config_.workflow.stages[run.workflow_stage];
   agent::AgentTask task = agent_task(i, run.work / "prompt.md");
   GateContext context{agent_.artifact_dir(task), run.c.file, config_.verifier.backend,
                       agent::placeholders(task, config_.agent)};
+  run.checks.emplace(stage, std::move(context),
+                     run.dir / "gates" / fmt::format("{}.{}", stage.name, run.attempt));
+  advance_checks(i);
+}
+
+void Scheduler::advance_checks(std::size_t i) {
+  CaseRun& run = runs_[i];
+  while (auto command = run.checks->next()) {
+    util::ProcessSpec spec = sandboxed(command->spec, run.work, run.dir, Boxed::kGate);
+    if (launch_child(i, Child::kGate, spec, command->timeout)) return;
+    run.checks->command_ended({util::ProcessExit::Kind::kExited, 127}, false);
+  }
+  stage_checked(i);
+}
+
+// The stage's checks are all in. When they passed and it was the last stage
+// the candidate is collected; otherwise the next attempt or stage is
+// launched, or the case fails.
+void Scheduler::stage_checked(std::size_t i) {
+  CaseRun& run = runs_[i];
+  const StageConfig& stage = config_.workflow.stages[run.workflow_stage];
   StageRecord& record = run.generation.stages.back();
-  record.attempts.push_back(StageAttempt{run.attempt, "ok", check_stage(stage, context)});
+  record.attempts.push_back(StageAttempt{run.attempt, "ok", run.checks->results()});
+  run.checks.reset();
   const StageAttempt& attempt = record.attempts.back();
   CaseState& s = row_of(i);
   s.failed_gates.clear();
@@ -133,21 +156,16 @@ bool Scheduler::stage_passed(std::size_t i) {
     record.passed = true;
     if (++run.workflow_stage < config_.workflow.stages.size()) {
       run.attempt = 0;
-      launch_stage(i);
-      return false;
+      return launch_stage(i);
     }
-    return true;
+    return collect_candidate(i);
   }
-  if (run.attempt < config_.workflow.max_attempts) {
-    launch_stage(i);
-    return false;
-  }
+  if (run.attempt < config_.workflow.max_attempts) return launch_stage(i);
   end_generation(i);
   run.generation.outcome = std::string(to_string(GenerationOutcome::kGateFailed));
   fail(i, Verdict::kGenerationFailed,
        fmt::format("stage '{}' failed its checks after {} attempt(s): {}", stage.name, run.attempt,
                    s.failed_gates.empty() ? "" : s.failed_gates.front()));
-  return false;
 }
 
 // The agent is done with this case (for good or not): its time and what

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "run/gates.h"
 #include "run/scheduler.h"
 
 namespace kgym::run {
@@ -35,6 +36,7 @@ struct Scheduler::CaseRun {
   Generation generation;
   std::size_t workflow_stage = 0;  // workflow: the stage being run
   int attempt = 0;                 // and its attempt, from 1
+  std::optional<StageChecks> checks;  // of the attempt just run, while its gates are checked
   std::optional<double> generate_s;
   util::SteadyTime started{};  // the sample left pending
   util::SteadyTime generation_started{};
