@@ -16,7 +16,7 @@ inline constexpr int kStateSchemaVersion = 1;
 
 struct CaseState {
   std::string id;
-  std::string phase = "pending";  // pending|probing|generating|waiting_device|verifying|done
+  std::string phase = "pending";  // run/sample_flow.h Phase: pending|probing|generating|checking|waiting_device|verifying|done; not_run
   std::string stage;              // workflow stage name, "" when none
   int attempt = 0;
   std::optional<int> pid;

@@ -1,3 +1,4 @@
+#include "core/case_paths.h"
 #include "monitor/monitor_loop.h"
 
 #include <poll.h>
@@ -105,7 +106,7 @@ WaitResult wait_until(Clock::time_point deadline, int input_fd, const RawKeys& k
 
 fs::path resolve_state_path(const fs::path& state_dir_or_file) {
   std::error_code ec;
-  if (fs::is_directory(state_dir_or_file, ec)) return state_dir_or_file / "state.json";
+  if (fs::is_directory(state_dir_or_file, ec)) return RunPaths{state_dir_or_file}.state();
   return state_dir_or_file;
 }
 

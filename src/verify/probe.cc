@@ -31,9 +31,14 @@ std::vector<TensorInfo> infos_from(const nlohmann::json& j, const char* key) {
 
 std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
                                        const std::filesystem::path& out_json) {
-  std::vector<std::string> argv = {req.python,
-                                   worker_path.string(),
-                                   "probe",
+  std::vector<std::string> argv = {req.python, worker_path.string()};
+  std::vector<std::string> args = probe_arguments(req, out_json);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
+  std::vector<std::string> argv = {"probe",
                                    "--problem",
                                    req.problem.string(),
                                    "--seed",

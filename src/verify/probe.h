@@ -41,6 +41,9 @@ struct ProbeRequest {
 // written to `worker_path` by the caller (write_worker_script()).
 std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
                                        const std::filesystem::path& out_json);
+// The worker's own arguments of that command (past the interpreter and the
+// script): what a process forked from a warm worker parent is given.
+std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json);
 
 // Writes the embedded worker script to `path` and its modules beside it
 // (mode 0444). Returns an error message on failure.
