@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agent/template.h"
+#include "core/backend.h"
 #include "run/sample_flow.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -90,8 +91,8 @@ void SampleFlow::agent_env(util::ProcessSpec& spec) const {
   if (id_.sample > 0) spec.env["KGYM_SAMPLE"] = std::to_string(id_.sample);
   if (!config_.agent.needs_device || !device_) return;
   spec.env["KGYM_DEVICE"] = device_->name;
-  if (config_.verifier.backend == "npu") spec.env["TILE_FWK_DEVICE_ID"] = device_->name;
-  if (config_.verifier.backend == "cuda") spec.env["CUDA_VISIBLE_DEVICES"] = device_->name;
+  for (std::string_view variable : backend_named(config_.verifier.backend).agent_device_env)
+    spec.env[std::string(variable)] = device_->name;
 }
 
 // Writes the prompt of the current stage's next attempt (the template with

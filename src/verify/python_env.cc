@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "verify/child_process.h"
 
 namespace kgym::verify {
@@ -52,7 +53,7 @@ print("KGYM_BACKEND=" + ("yes" if ok else why))
 
 std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
                                                std::chrono::seconds timeout) {
-  if (backend == "cpu") return {};
+  if (backend_named(backend).always_available) return {};
   auto run = run_captured({python, "-c", kBackendProbe, backend}, Clock::now() + timeout);
   if (!run) return std::unexpected(run.error());
   constexpr std::string_view marker = "KGYM_BACKEND=";
@@ -68,7 +69,7 @@ std::expected<void, std::string> check_backend(const std::string& python, const 
   return std::unexpected(
       fmt::format("backend {} is not available to {} ({}); use backend cpu, or set "
                   "verifier.python to an interpreter with {} support",
-                  backend, python, answer, backend == "npu" ? "torch_npu" : "CUDA"));
+                  backend, python, answer, backend_named(backend).runtime_module));
 }
 
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 
@@ -163,10 +164,7 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
                   ref_outputs[i].value("shape", std::vector<std::int64_t>{}), reference.payloads[i]};
     TensorBytes a{cand_outputs[i].value("dtype", ""),
                   cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[i]};
-    auto configured = config_.tolerances.find(b.dtype);
-    Tolerance tolerance =
-        configured != config_.tolerances.end() ? configured->second : default_tolerance(b.dtype);
-    auto cmp = compare_tensors(a, b, tolerance);
+    auto cmp = compare_tensors(a, b, tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend)));
     if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
   }
   return "";
