@@ -1,5 +1,5 @@
 #pragma once
-// Verification of one candidate against one problem (DESIGN.md "Trust
+// Verification of one candidate against one problem (ARCHITECTURE.md "Trust
 // model" 2-4): the reference and the candidate run in two separate Python
 // worker processes; the parent (this code) generates the per-trial seeds,
 // relays the reference's inputs to the candidate, receives every output and

@@ -1,6 +1,7 @@
 #pragma once
-// The warm worker parents of one `kgym run` (DESIGN.md "Process model":
-// Python workers are started once and forked per verification). One pair
+// The warm worker parents of one `kgym run` (ARCHITECTURE.md "Process
+// model of kgym run": Python workers are started once and forked per
+// verification). One pair
 // per device, started lazily on the device's first verification: a trusted
 // zygote for reference workers, and a candidate zygote started inside the
 // candidate sandbox (verify/candidate_sandbox.h) so every candidate it forks
