@@ -8,10 +8,10 @@ allowed() {
   case "$1" in
     util) echo "util" ;;
     core) echo "core util" ;;
-    static_check | agent | report | monitor) echo "$1 core util" ;;
-    verify) echo "verify static_check core util" ;;
-    run) echo "run agent verify static_check report core util" ;;
-    app) echo "app run agent verify static_check report monitor core util" ;;
+    static_check | agent | report | monitor | worker) echo "$1 core util" ;;
+    verify) echo "verify worker static_check core util" ;;
+    run) echo "run agent verify worker static_check report core util" ;;
+    app) echo "app run agent verify worker static_check report monitor core util" ;;
     *) echo "" ;;
   esac
 }

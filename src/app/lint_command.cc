@@ -16,8 +16,8 @@
 #include "core/config.h"
 #include "util/temp_dir.h"
 #include "verify/lint.h"
-#include "verify/probe.h"
-#include "verify/python_env.h"
+#include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::app {
 namespace {

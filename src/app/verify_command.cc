@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
-#include "verify/python_env.h"
+#include "worker/python_env.h"
 #include "verify/verifier.h"
 
 namespace kgym::app {

@@ -21,9 +21,9 @@
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
-#include "verify/child_process.h"
-#include "verify/probe.h"
-#include "verify/python_env.h"
+#include "worker/child_process.h"
+#include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::run {
 namespace {

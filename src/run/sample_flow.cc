@@ -5,7 +5,7 @@
 #include "run/spec_writer.h"
 #include "util/fs.h"
 #include "util/sha256.h"
-#include "verify/probe.h"
+#include "worker/probe.h"
 #include "verify/verifier.h"
 
 namespace kgym::run {

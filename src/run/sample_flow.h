@@ -35,7 +35,7 @@
 #include "util/clock.h"
 #include "util/process_runner.h"
 #include "util/sandbox.h"
-#include "verify/warm_pool.h"
+#include "worker/warm_pool.h"
 
 namespace kgym::run {
 

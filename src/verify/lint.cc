@@ -4,7 +4,7 @@
 
 #include "util/fs.h"
 #include "util/json_optional.h"
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
 

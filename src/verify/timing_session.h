@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/result.h"
 #include "util/cpu_stat.h"
-#include "verify/protocol.h"
+#include "worker/protocol.h"
 #include "verify/stats.h"
 
 namespace kgym::verify {

@@ -10,9 +10,9 @@
 
 #include "util/fs.h"
 #include "core/backend.h"
-#include "verify/candidate_sandbox.h"
+#include "worker/candidate_sandbox.h"
 #include "verify/verification.h"
-#include "verify/worker_process.h"
+#include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
 namespace {

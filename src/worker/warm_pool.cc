@@ -1,4 +1,4 @@
-#include "verify/warm_pool.h"
+#include "worker/warm_pool.h"
 
 #include <sys/stat.h>
 
@@ -7,8 +7,8 @@
 #include "core/backend.h"
 #include "util/fs.h"
 #include "util/spawn.h"
-#include "verify/candidate_sandbox.h"
-#include "verify/probe.h"
+#include "worker/candidate_sandbox.h"
+#include "worker/probe.h"
 
 namespace kgym::verify {
 namespace {

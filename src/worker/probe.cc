@@ -1,11 +1,11 @@
-#include "verify/probe.h"
+#include "worker/probe.h"
 
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
-#include "verify/worker_script.h"
+#include "worker/worker_script.h"
 
 namespace kgym::verify {
 namespace {

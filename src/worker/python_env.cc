@@ -1,11 +1,11 @@
-#include "verify/python_env.h"
+#include "worker/python_env.h"
 
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/backend.h"
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
 namespace {

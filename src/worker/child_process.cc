@@ -1,4 +1,4 @@
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

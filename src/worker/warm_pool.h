@@ -21,7 +21,7 @@
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
 #include "verify/verifier.h"
-#include "verify/zygote.h"
+#include "worker/zygote.h"
 
 namespace kgym::verify {
 

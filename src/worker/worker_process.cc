@@ -1,4 +1,4 @@
-#include "verify/worker_process.h"
+#include "worker/worker_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

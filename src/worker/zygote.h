@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "util/unique_fd.h"
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
 
