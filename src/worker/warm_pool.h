@@ -4,7 +4,7 @@
 // verification). One pair
 // per device, started lazily on the device's first verification: a trusted
 // zygote for reference workers, and a candidate zygote started inside the
-// candidate sandbox (verify/candidate_sandbox.h) so every candidate it forks
+// candidate sandbox (worker/candidate_sandbox.h) so every candidate it forks
 // inherits the box. A zygote found dead is started again. Everything lives
 // under a private temporary directory removed with the pool; the zygotes
 // die with the pool (and with this process, even by kill -9).
@@ -20,7 +20,6 @@
 #include "core/config.h"
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
-#include "verify/verifier.h"
 #include "worker/zygote.h"
 
 namespace kgym::verify {
