@@ -22,7 +22,7 @@ PACKAGES=(
 
 # Optional tools: installed when their command is missing; if that fails the
 # tests that need them are reported as skipped. npm: the real-client test
-# (tests/e2e/70_opencode_client.sh) installs the opencode CLI with it.
+# (tests/e2e/73_opencode_client.sh) installs the opencode CLI with it.
 OPTIONAL=(npm:npm)
 
 log() { printf '==> %s\n' "$*" >&2; }
