@@ -168,7 +168,4 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
 
 }  // namespace config_detail
 
-  // integers and bool compare exactly
-}
-
 }  // namespace kgym
