@@ -63,6 +63,7 @@ const std::array<Backend, 3>& table() {
           .device_glue = true,
           .forks_workers = false,
           .runtime_module = "torch_npu",
+          .torch_extension = "torch_npu",
       },
   };
   return backends;

@@ -58,6 +58,9 @@ struct Backend {
   // (verify/python_env) and names the module whose absence it found.
   bool always_available = false;
   std::string_view runtime_module;
+  // The Python module that adds the backend to torch, imported before
+  // torch.<name>.is_available() is asked ("" when torch has it built in).
+  std::string_view torch_extension;
 
   // The tolerance for comparing outputs of `dtype` when the config sets none.
   Tolerance default_tolerance(const std::string& dtype) const;
