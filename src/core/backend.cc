@@ -10,8 +10,6 @@ const std::array<Backend, 3>& table() {
       Backend{
           .id = BackendId::kCpu,
           .name = "cpu",
-          .inline_needs_global = false,
-          .decorators = {},
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no load_inline kernel is defined",
           .spec_rules =
@@ -21,9 +19,6 @@ const std::array<Backend, 3>& table() {
               "only allocate and reshape; calling them for the computation itself is not a kernel.",
           .timing_method = "perf_counter_ns around a synchronous call",
           .devices_are_cores = true,
-          .agent_device_env = {},
-          .worker_device_env = {},
-          .device_glue = false,
           .forks_workers = true,
           .always_available = true,
           .runtime_module = "torch",
@@ -39,29 +34,23 @@ const std::array<Backend, 3>& table() {
               "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
               "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).",
           .timing_method = "CUDA events, all streams synchronized",
-          .devices_are_cores = false,
           .agent_device_env = {"CUDA_VISIBLE_DEVICES"},
-          .worker_device_env = {},
           .device_glue = true,
-          .forks_workers = false,
           .runtime_module = "CUDA",
       },
       Backend{
           .id = BackendId::kNpu,
           .name = "npu",
-          .inline_needs_global = false,
           .decorators = {{"pypto", "jit"}},
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no pypto.jit kernel is defined",
           .spec_rules =
               "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via torch_npu).",
           .timing_method = "NPU events",
-          .devices_are_cores = false,
           // PyPTO kernels take their device from TILE_FWK_DEVICE_ID.
           .agent_device_env = {"TILE_FWK_DEVICE_ID"},
           .worker_device_env = {"TILE_FWK_DEVICE_ID"},
           .device_glue = true,
-          .forks_workers = false,
           .runtime_module = "torch_npu",
           .torch_extension = "torch_npu",
       },

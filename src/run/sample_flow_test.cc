@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 
+#include "run/workflow_test_util.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
 
@@ -155,22 +156,12 @@ TEST_F(SampleFlowTest, AnAgentThatCannotStartIsALaunchFailure) {
 // A stage whose command gate misses its marker is re-prompted; the gate is
 // a Launch in the agent's box, its marker read from the log it wrote.
 TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
-  std::ofstream(root_ / "develop.md") << "Develop {case_id}\n";
   config_.agent.kind = "command";
   config_.agent.argv = {"/opt/agent", "{prompt_file}"};
   config_.agent.network = true;
   options_.sandbox_mode = util::SandboxMode::kBwrap;
-  StageConfig stage;
-  stage.name = "develop";
-  stage.prompt = root_ / "develop.md";
-  GateConfig test;
-  test.kind = "command";
-  test.argv = {"sh", "test.sh"};
-  test.marker = "TESTS_OK";
-  test.timeout = std::chrono::seconds(9);
-  stage.gates = {test};
-  config_.workflow.stages = {stage};
-  config_.workflow.max_attempts = 2;
+  config_.workflow = command_gate_workflow(root_ / "develop.md", {"sh", "test.sh"}, "TESTS_OK",
+                                           std::chrono::seconds(9), /*max_attempts=*/2);
 
   Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
   ASSERT_TRUE(std::holds_alternative<Launch>(step));

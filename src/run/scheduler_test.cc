@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "run/scheduler_test_fixture.h"
+#include "run/workflow_test_util.h"
 #include "util/fake_process_runner.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -291,22 +292,12 @@ TEST_F(SchedulerTest, WorkflowStageIsRepromptedUntilItsGatesPass) {
 // stopped; the other prints its marker.
 TEST_F(SchedulerTest, CommandGatesAreSandboxedChildrenWithTheirOwnDeadline) {
   cases_.resize(2);
-  std::ofstream(root_ / "develop.md") << "Develop {case_id}\n";
   config_.agent.kind = "command";
   config_.agent.argv = {"/opt/agent", "{prompt_file}"};
   config_.agent.network = true;  // the agent's own network never reaches its gates
   options_.sandbox_mode = util::SandboxMode::kBwrap;
-  StageConfig stage;
-  stage.name = "develop";
-  stage.prompt = root_ / "develop.md";
-  GateConfig test;
-  test.kind = "command";
-  test.argv = {"/opt/test.sh", "{case_id}"};
-  test.marker = "TESTS_OK";
-  test.timeout = std::chrono::seconds(5);
-  stage.gates = {test};
-  config_.workflow.stages = {stage};
-  config_.workflow.max_attempts = 1;
+  config_.workflow = command_gate_workflow(root_ / "develop.md", {"/opt/test.sh", "{case_id}"}, "TESTS_OK",
+                                           std::chrono::seconds(5), /*max_attempts=*/1);
   std::vector<ProcessSpec> gates;
   script = [this, &gates](const ProcessSpec& s) {
     if (has_arg(s, "/opt/agent")) {

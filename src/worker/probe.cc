@@ -37,20 +37,21 @@ std::vector<std::string> probe_command(const ProbeRequest& req, const std::files
   return argv;
 }
 
-std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
-  std::vector<std::string> argv = {"probe",
-                                   "--problem",
-                                   req.problem.string(),
-                                   "--seed",
-                                   std::to_string(req.seed),
-                                   "--threads",
-                                   std::to_string(req.threads),
-                                   "--out",
-                                   out_json.string()};
-  for (const auto& [name, value] : req.overrides) {
+std::vector<std::string> problem_arguments(std::string_view op, const std::filesystem::path& problem,
+                                           unsigned long long seed, int threads,
+                                           const std::map<std::string, long long>& overrides) {
+  std::vector<std::string> argv = {std::string(op), "--problem", problem.string(), "--seed",
+                                   std::to_string(seed), "--threads", std::to_string(threads)};
+  for (const auto& [name, value] : overrides) {
     argv.push_back("--override");
     argv.push_back(name + "=" + std::to_string(value));
   }
+  return argv;
+}
+
+std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
+  std::vector<std::string> argv = problem_arguments("probe", req.problem, req.seed, req.threads, req.overrides);
+  argv.insert(argv.end(), {"--out", out_json.string()});
   return argv;
 }
 
