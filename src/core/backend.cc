@@ -45,7 +45,8 @@ const std::array<Backend, 3>& table() {
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no pypto.jit kernel is defined",
           .spec_rules =
-              "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via torch_npu).",
+              "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via\n"
+              "torch_npu).",
           .timing_method = "NPU events",
           // PyPTO kernels take their device from TILE_FWK_DEVICE_ID.
           .agent_device_env = {"TILE_FWK_DEVICE_ID"},
@@ -73,7 +74,9 @@ Tolerance default_tolerance(const std::string& dtype) {
 
 // One table on every backend today; a backend whose arithmetic differs
 // gets its own here.
-Tolerance Backend::default_tolerance(const std::string& dtype) const { return kgym::default_tolerance(dtype); }
+Tolerance Backend::default_tolerance(const std::string& dtype) const {
+  return kgym::default_tolerance(dtype);
+}
 
 std::span<const Backend> all_backends() { return table(); }
 

@@ -41,7 +41,8 @@ struct CasePaths {
   // RUN_DIR/cases: every case's dir is below it.
   static std::filesystem::path cases_dir(const std::filesystem::path& run_dir) { return run_dir / "cases"; }
   // The case `<level>/<stem>` of a run.
-  static CasePaths of(const std::filesystem::path& run_dir, const std::string& level, const std::string& stem) {
+  static CasePaths of(const std::filesystem::path& run_dir, const std::string& level,
+                      const std::string& stem) {
     return {cases_dir(run_dir) / level / stem};
   }
   // Sample k (from 1) of this case.

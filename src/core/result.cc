@@ -300,7 +300,8 @@ CaseResult result_from_json(const json& j) {
     perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
     r.performance = perf;
   }
-  if (auto it = j.find("generation"); it != j.end() && !it->is_null()) r.generation = generation_from_json(*it);
+  if (auto it = j.find("generation"); it != j.end() && !it->is_null())
+    r.generation = generation_from_json(*it);
   if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {
     r.timings.generate_s = optional_at<double>(*it, "generate_s");
     r.timings.worker_start_s = optional_at<double>(*it, "worker_start_s");

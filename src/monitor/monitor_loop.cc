@@ -1,4 +1,3 @@
-#include "core/case_paths.h"
 #include "monitor/monitor_loop.h"
 
 #include <poll.h>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "monitor/frame.h"
 #include "monitor/terminal.h"
 #include "util/clock.h"

@@ -1,10 +1,10 @@
-#include "core/case_paths.h"
 #include "report/html_report.h"
 
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "report/format.h"
 #include "report/html_plots.h"
 #include "report/svg.h"

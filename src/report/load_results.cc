@@ -1,4 +1,3 @@
-#include "core/case_paths.h"
 #include "report/load_results.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "report/case_order.h"
 #include "report/html_report.h"
 #include "util/fs.h"
@@ -94,7 +94,8 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
   if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_json(), json_text); !ok) {
     return std::unexpected(ok.error());
   }
-  if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_md(), summary_markdown(summary, info)); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_md(), summary_markdown(summary, info));
+      !ok) {
     return std::unexpected(ok.error());
   }
   HtmlReportInput html;

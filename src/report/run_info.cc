@@ -1,4 +1,3 @@
-#include "core/case_paths.h"
 #include "report/run_info.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "core/run_state.h"
 #include "util/clock.h"
 #include "util/fs.h"

@@ -1,4 +1,3 @@
-#include "core/case_paths.h"
 #include "run/campaign.h"
 
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/case_paths.h"
 #include "agent/agent.h"
 #include "core/case_set.h"
 #include "core/config_record.h"

@@ -148,7 +148,8 @@ Step SampleFlow::launch_failed(const std::string& why) {
     case Child::kGate:  // a gate that cannot start fails; the checks go on
       checks_->command_ended({ProcessExit::Kind::kExited, 127}, false);
       return advance_checks();
-    case Child::kVerify: return fail(Verdict::kHarnessError, fmt::format("cannot start the verifier: {}", why));
+    case Child::kVerify:
+      return fail(Verdict::kHarnessError, fmt::format("cannot start the verifier: {}", why));
     case Child::kNone: break;
   }
   return fail(Verdict::kHarnessError, why);
@@ -163,7 +164,8 @@ Step SampleFlow::launch(Child kind, util::ProcessSpec spec, std::chrono::seconds
 Step SampleFlow::launch_probe() {
   const CasePaths& paths = id_.paths;
   if (config_.agent.work_repo) {
-    if (auto ok = fresh_op_dir(id_.work, options_.run_dir); !ok) return fail(Verdict::kHarnessError, ok.error());
+    if (auto ok = fresh_op_dir(id_.work, options_.run_dir); !ok)
+      return fail(Verdict::kHarnessError, ok.error());
   }
   for (const auto& dir : {paths.dir, id_.work}) {
     if (auto ok = util::make_dirs(dir); !ok) return fail(Verdict::kHarnessError, ok.error());
@@ -183,8 +185,8 @@ Step SampleFlow::launch_probe() {
   if (options_.warm_pool) {
     if (auto socket = options_.warm_pool->reference_socket(0)) {
       std::vector<std::string> argv = options_.kgym_argv0;
-      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", paths.dir.string(), "--env",
-                               "OMP_NUM_THREADS=1", "--"});
+      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", paths.dir.string(),
+                               "--env", "OMP_NUM_THREADS=1", "--"});
       std::vector<std::string> worker_args = verify::probe_arguments(req, paths.probe());
       argv.insert(argv.end(), worker_args.begin(), worker_args.end());
       spec.argv = std::move(argv);
@@ -239,14 +241,16 @@ Step SampleFlow::agent_ended(const ProcessExit& exit, bool timed_out) {
   generation_.exit_code = exit.kind == ProcessExit::Kind::kExited ? exit.code : 128 + exit.code;
   if (timed_out || !exit.ok()) {
     GenerationOutcome outcome = timed_out ? GenerationOutcome::kTimeout : GenerationOutcome::kNonZeroExit;
-    if (workflow) generation_.stages.back().attempts.push_back({attempt_, std::string(to_string(outcome)), {}});
+    if (workflow)
+      generation_.stages.back().attempts.push_back({attempt_, std::string(to_string(outcome)), {}});
     end_generation();
     generation_.outcome = std::string(to_string(outcome));
     std::string where = workflow ? fmt::format(" in stage '{}'", generation_.stages.back().name) : "";
     if (timed_out)
       return fail(Verdict::kGenerationFailed,
                   fmt::format("agent timed out after {} s{}", config_.agent.timeout.count(), where));
-    return fail(Verdict::kGenerationFailed, fmt::format("agent ended with {}{} (see agent.log)", exit.describe(), where));
+    return fail(Verdict::kGenerationFailed,
+                fmt::format("agent ended with {}{} (see agent.log)", exit.describe(), where));
   }
   return agent_done();
 }
@@ -260,7 +264,8 @@ Step SampleFlow::agent_done() {
 
 Step SampleFlow::collect_candidate() {
   end_generation();
-  auto candidate = agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task({})), id_.paths.candidate());
+  auto candidate =
+      agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task({})), id_.paths.candidate());
   if (!candidate) {
     generation_.outcome = std::string(to_string(candidate.error().outcome));
     return fail(Verdict::kGenerationFailed, candidate.error().reason);
@@ -309,8 +314,9 @@ Step SampleFlow::launch_verification() {
     if (auto warm = options_.warm_pool->endpoints(device_->index)) {
       req.warm = std::move(*warm);
     } else {
-      notes_.push_back({FlowNote::Kind::kWarning,
-                        fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), id_.c.id())});
+      notes_.push_back(
+          {FlowNote::Kind::kWarning,
+           fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), id_.c.id())});
     }
   }
   if (auto ok = util::write_file_atomic(paths.verify_request(), verify::to_json(req).dump(2) + "\n",
@@ -320,10 +326,8 @@ Step SampleFlow::launch_verification() {
   }
   util::ProcessSpec spec;
   spec.argv = options_.kgym_argv0;
-  for (const std::string& arg : std::vector<std::string>{"verify", "--request", paths.verify_request().string(),
-                                                         "--json", paths.verify_result().string()}) {
-    spec.argv.push_back(arg);
-  }
+  spec.argv.insert(spec.argv.end(), {"verify", "--request", paths.verify_request().string(), "--json",
+                                      paths.verify_result().string()});
   spec.cwd = paths.dir;
   spec.log_file = paths.verify_log();
   set_phase(Phase::kVerifying);
@@ -336,8 +340,9 @@ Step SampleFlow::verify_ended(const ProcessExit& exit, bool timed_out) {
   auto text = util::read_file(id_.paths.verify_result());
   if (!text) {
     std::string reason =
-        timed_out ? "the verifier did not stop in time"
-                  : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
+        timed_out
+            ? "the verifier did not stop in time"
+            : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
     return fail(timed_out ? Verdict::kTimeout : Verdict::kHarnessError, reason);
   }
   CaseResult result;

@@ -63,7 +63,8 @@ util::ProcessSpec SampleFlow::sandboxed(const util::ProcessSpec& spec, Boxed who
       auto session = spec.log_file.parent_path() / "session";
       if (util::make_dirs(session)) policy.writable.emplace_back(session, std::filesystem::path());
     }
-    if (!spec.cwd.empty() && spec.cwd != id_.work) policy.writable.emplace_back(spec.cwd, std::filesystem::path());
+    if (!spec.cwd.empty() && spec.cwd != id_.work)
+      policy.writable.emplace_back(spec.cwd, std::filesystem::path());
     for (const auto& path : config_.sandbox.agent_writable) {
       if (std::filesystem::exists(path, ec)) policy.writable.emplace_back(path, std::filesystem::path());
     }

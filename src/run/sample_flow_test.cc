@@ -37,7 +37,8 @@ std::vector<std::string> phases_of(const std::vector<FlowNote>& notes) {
 }
 
 bool has_event(const std::vector<FlowNote>& notes, const std::string& name) {
-  return std::ranges::any_of(notes, [&](const FlowNote& n) { return n.kind == FlowNote::Kind::kEvent && n.name == name; });
+  return std::ranges::any_of(
+      notes, [&](const FlowNote& n) { return n.kind == FlowNote::Kind::kEvent && n.name == name; });
 }
 
 class SampleFlowTest : public ::testing::Test {
@@ -118,7 +119,8 @@ TEST_F(SampleFlowTest, ProbeGenerateWaitVerifyFinish) {
   const Launch verify = std::get<Launch>(step);
   EXPECT_TRUE(has_arg(verify.spec, "verify"));
   EXPECT_EQ(verify.spec.log_file, paths().verify_log());
-  EXPECT_NE(util::read_file(paths().verify_request()).value_or("").find(R"("device": "cpu1")"), std::string::npos);
+  std::string request = util::read_file(paths().verify_request()).value_or("");
+  EXPECT_NE(request.find(R"("device": "cpu1")"), std::string::npos);
 
   step = verify_ends(verify, Verdict::kPass);
   ASSERT_TRUE(std::holds_alternative<Finished>(step));
@@ -187,8 +189,9 @@ TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
       ASSERT_TRUE(std::holds_alternative<Launch>(step));
       EXPECT_EQ(flow().phase(), Phase::kGenerating);
       EXPECT_EQ(flow().attempt(), 2);
-      EXPECT_EQ(flow().failed_gates(),
-                (std::vector<std::string>{"command sh test.sh: did not print 'TESTS_OK' (last line: 3 tests failed)"}));
+      EXPECT_EQ(flow().failed_gates(), (std::vector<std::string>{
+                                           "command sh test.sh: did not print 'TESTS_OK' (last line: 3 tests "
+                                           "failed)"}));
       auto prompt = util::read_file(flow().id().work / ".kgym" / "develop.2.md");
       EXPECT_NE(prompt.value_or("").find("Checks that failed"), std::string::npos);
     }
@@ -200,12 +203,13 @@ TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
 TEST_F(SampleFlowTest, ResumeFromTheFilesOnDisk) {
   fs::create_directories(paths().candidate());
   std::ofstream(paths().candidate() / "model_new.py") << "class ModelNew: pass\n";
-  std::ofstream(paths().generation()) << R"({"outcome": "ok", "agent": "replay", "tokens": {"in": 5, "out": 6},
-                                            "generate_s": 12.5})";
+  std::ofstream(paths().generation())
+      << R"({"outcome": "ok", "agent": "replay", "tokens": {"in": 5, "out": 6}, "generate_s": 12.5})";
   flow().resume(/*regenerate=*/false);
   EXPECT_EQ(flow().phase(), Phase::kWaitingDevice);
   Step step = flow().start(std::nullopt);
-  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step)) << "a generated candidate is verified, not regenerated";
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step))
+      << "a generated candidate is verified, not regenerated";
   EXPECT_TRUE(has_event(flow().take_notes(), "resume_verify"));
   step = verify_ends(std::get<Launch>(flow().device_granted({0, "cpu0"})), Verdict::kPass);
   const CaseResult& r = std::get<Finished>(step).result;

@@ -150,7 +150,8 @@ void Scheduler::schedule() {
     if (sample.active()) ++active;
   }
   for (std::size_t i = 0; i < samples_.size(); ++i) grant_device(i);
-  for (std::size_t i = 0; i < samples_.size() && active < static_cast<std::size_t>(config_.concurrency); ++i) {
+  std::size_t limit = static_cast<std::size_t>(config_.concurrency);
+  for (std::size_t i = 0; i < samples_.size() && active < limit; ++i) {
     if (samples_[i].started || samples_[i].done()) continue;
     if (config_.agent.needs_device && !lease_device(i)) break;
     ++active;
@@ -190,7 +191,8 @@ void Scheduler::handle_interrupt() {
   if (before == 0) {
     printer_.line("kgym: interrupted; stopping running cases (Ctrl-C again to kill them at once)");
     for (std::size_t i = 0; i < samples_.size(); ++i) {
-      if (samples_[i].running) runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
+      if (samples_[i].running)
+        runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
     }
   }
   if (interrupts_ >= 2) runner_.kill_all();

@@ -40,7 +40,8 @@ void Scheduler::add_case(Case c) {
       id.seed = sample_seed(options_.run_seed, entry.id, k);
       id.paths = k == 0 ? entry.paths : entry.paths.sample(k);
       std::string op_dir = k == 0 ? c.stem() : fmt::format("{}_s{}", c.stem(), k);
-      id.work = config_.agent.work_repo ? *config_.agent.work_repo / "custom" / c.level / op_dir : id.paths.work();
+      id.work =
+          config_.agent.work_repo ? *config_.agent.work_repo / "custom" / c.level / op_dir : id.paths.work();
       Sample sample{SampleFlow(std::move(id), config_, options_, agent_, clock_)};
       sample.case_index = cases_.size();
       sample.flow.resume(options_.regenerate);

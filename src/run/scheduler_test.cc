@@ -314,7 +314,8 @@ TEST_F(SchedulerTest, CommandGatesAreSandboxedChildrenWithTheirOwnDeadline) {
   RunOutcome out = run_all();
   ASSERT_EQ(out.results.size(), 2u);
   EXPECT_EQ(out.results[0].verdict, Verdict::kGenerationFailed);
-  EXPECT_NE(out.results[0].reason.find("command /opt/test.sh {case_id}: timed out after 5 s"), std::string::npos)
+  EXPECT_NE(out.results[0].reason.find("command /opt/test.sh {case_id}: timed out after 5 s"),
+            std::string::npos)
       << out.results[0].reason;
   EXPECT_EQ(out.results[1].verdict, Verdict::kPass) << out.results[1].reason;
   ASSERT_EQ(gates.size(), 2u);

@@ -1,10 +1,10 @@
-#include "core/case_paths.h"
 #include "run/state_store.h"
 
 #include <cstdio>
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "util/clock.h"
 #include "util/fs.h"
 

@@ -11,9 +11,9 @@
 
 namespace kgym::run {
 
-inline WorkflowConfig command_gate_workflow(const std::filesystem::path& prompt, std::vector<std::string> argv,
-                                            std::string marker, std::chrono::seconds timeout,
-                                            int max_attempts) {
+inline WorkflowConfig command_gate_workflow(const std::filesystem::path& prompt,
+                                            std::vector<std::string> argv, std::string marker,
+                                            std::chrono::seconds timeout, int max_attempts) {
   std::ofstream(prompt) << "Develop {case_id}\n";
   GateConfig gate;
   gate.kind = "command";

@@ -164,7 +164,8 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
                   ref_outputs[i].value("shape", std::vector<std::int64_t>{}), reference.payloads[i]};
     TensorBytes a{cand_outputs[i].value("dtype", ""),
                   cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[i]};
-    auto cmp = compare_tensors(a, b, tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend)));
+    auto cmp =
+        compare_tensors(a, b, tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend)));
     if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
   }
   return "";

@@ -50,7 +50,8 @@ std::vector<std::string> problem_arguments(std::string_view op, const std::files
 }
 
 std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
-  std::vector<std::string> argv = problem_arguments("probe", req.problem, req.seed, req.threads, req.overrides);
+  std::vector<std::string> argv =
+      problem_arguments("probe", req.problem, req.seed, req.threads, req.overrides);
   argv.insert(argv.end(), {"--out", out_json.string()});
   return argv;
 }

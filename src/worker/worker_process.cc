@@ -25,7 +25,8 @@ std::expected<bool, ChannelError> poll_ready(int fd, short events, Deadline dead
   pollfd pfd{fd, events, 0};
   int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
   if (ready < 0 && errno != EINTR)
-    return std::unexpected(ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
+    return std::unexpected(
+        ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
   return ready > 0;
 }
 
