@@ -101,15 +101,6 @@ struct FlowNote {
   nlohmann::json data = nlohmann::json::object();
 };
 
-// Where a sample starts again after a previous attempt at its run.
-struct Resumed {
-  Phase phase = Phase::kPending;        // kPending, kWaitingDevice (a candidate waits) or kDone
-  std::optional<CaseResult> result;     // kDone: the result it ended with
-  std::optional<Generation> generation;  // kWaitingDevice: what generation.json recorded
-  std::optional<double> generate_s;
-  std::filesystem::path candidate;
-};
-
 // The result a previous attempt wrote in `paths`, if it is complete and
 // belongs to `case_id`.
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
