@@ -5,6 +5,19 @@
 namespace kgym {
 namespace {
 
+// What SPEC.md tells the agent its kernel must be, per backend.
+constexpr std::string_view kCpuRules =
+    "CPU: the computation must run in your own C++ code built with\n"
+    "`torch.utils.cpp_extension.load_inline` (OpenMP and SIMD are welcome: pass\n"
+    "`extra_cflags=['-O3', '-fopenmp']`, `extra_ldflags=['-fopenmp']`). Torch's own operators may\n"
+    "only allocate and reshape; calling them for the computation itself is not a kernel.";
+constexpr std::string_view kCudaRules =
+    "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
+    "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).";
+constexpr std::string_view kNpuRules =
+    "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via "
+    "torch_npu).";
+
 const std::array<Backend, 3>& table() {
   static const std::array<Backend, 3> backends{
       Backend{
@@ -12,11 +25,7 @@ const std::array<Backend, 3>& table() {
           .name = "cpu",
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no load_inline kernel is defined",
-          .spec_rules =
-              "CPU: the computation must run in your own C++ code built with\n"
-              "`torch.utils.cpp_extension.load_inline` (OpenMP and SIMD are welcome: pass\n"
-              "`extra_cflags=['-O3', '-fopenmp']`, `extra_ldflags=['-fopenmp']`). Torch's own operators may\n"
-              "only allocate and reshape; calling them for the computation itself is not a kernel.",
+          .spec_rules = kCpuRules,
           .timing_method = "perf_counter_ns around a synchronous call",
           .devices_are_cores = true,
           .forks_workers = true,
@@ -30,9 +39,7 @@ const std::array<Backend, 3>& table() {
           .decorators = {{"triton", "jit"}},
           .no_inline_kernel = "the load_inline sources define no __global__ kernel",
           .no_kernel = "no CUDA (load_inline) or Triton (@triton.jit) kernel is defined",
-          .spec_rules =
-              "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
-              "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).",
+          .spec_rules = kCudaRules,
           .timing_method = "CUDA events, all streams synchronized",
           .agent_device_env = {"CUDA_VISIBLE_DEVICES"},
           .device_glue = true,
@@ -44,9 +51,7 @@ const std::array<Backend, 3>& table() {
           .decorators = {{"pypto", "jit"}},
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no pypto.jit kernel is defined",
-          .spec_rules =
-              "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via\n"
-              "torch_npu).",
+          .spec_rules = kNpuRules,
           .timing_method = "NPU events",
           // PyPTO kernels take their device from TILE_FWK_DEVICE_ID.
           .agent_device_env = {"TILE_FWK_DEVICE_ID"},
