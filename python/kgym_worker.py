@@ -487,6 +487,7 @@ def serve(args):
         if args.role == "candidate":
             clock_guard = ClockGuard()
             clock_guard.install(list(BACKENDS.values()), [Side, CandidateSide])
+            clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
             clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
             clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward", "run_forward"], "worker")
         channel.send(

@@ -191,13 +191,6 @@ json to_json(const CaseResult& r) {
                         {"measure_s", optional_json(p.measure_s)},
                         {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
                         {"rounds_ms", p.rounds_ms}};
-    if (p.integrity) {
-      const TimingIntegrity& t = *p.integrity;
-      j["performance"]["integrity"] = {{"input_sets", t.input_sets},         {"input_make_s", t.input_make_s},
-                                       {"checked_calls", t.checked_calls},   {"traced_calls", t.traced_calls},
-                                       {"memo_seen_ms", t.memo_seen_ms},     {"memo_unseen_ms", t.memo_unseen_ms},
-                                       {"parent_clock_ms", t.parent_clock_ms}, {"worker_clock_ms", t.worker_clock_ms}};
-    }
   } else {
     j["performance"] = nullptr;
   }
@@ -286,16 +279,6 @@ CaseResult result_from_json(const json& j) {
     perf.measure_s = optional_at<double>(p, "measure_s");
     perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
     perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
-    if (auto t = p.find("integrity"); t != p.end() && t->is_object()) {
-      perf.integrity = TimingIntegrity{.input_sets = t->value("input_sets", 0),
-                                       .input_make_s = t->value("input_make_s", 0.0),
-                                       .checked_calls = t->value("checked_calls", 0),
-                                       .traced_calls = t->value("traced_calls", 0),
-                                       .memo_seen_ms = t->value("memo_seen_ms", 0.0),
-                                       .memo_unseen_ms = t->value("memo_unseen_ms", 0.0),
-                                       .parent_clock_ms = t->value("parent_clock_ms", 0.0),
-                                       .worker_clock_ms = t->value("worker_clock_ms", 0.0)};
-    }
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {

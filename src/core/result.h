@@ -78,18 +78,6 @@ struct SpeedupEstimate {
   std::optional<Interval> ci95;
 };
 
-// How the timing kept its figures honest (docs/anti-cheat.md "Timing").
-struct TimingIntegrity {
-  int input_sets = 0;         // input sets made for timed, warm-up and probe calls (each used once, but the probe's)
-  double input_make_s = 0;    // what making them took, on the parent's clock
-  int checked_calls = 0;      // timed calls whose outputs were compared, chosen after their batch
-  int traced_calls = 0;       // warm-up and timed calls of the candidate run under the op trace
-  double memo_seen_ms = 0;    // the candidate's median call on a set it had seen (memoization probe)
-  double memo_unseen_ms = 0;  // ... and on unseen sets
-  double parent_clock_ms = 0; // the candidate's batches on the parent's clock
-  double worker_clock_ms = 0; // ... and on its worker's own
-};
-
 struct Performance {
   TimingSide reference;
   TimingSide candidate;
@@ -112,7 +100,6 @@ struct Performance {
   // candidate twin} batch medians in ms, what the speedup and the noise
   // floors come from.
   std::vector<std::vector<double>> rounds_ms;
-  std::optional<TimingIntegrity> integrity;
 };
 
 // How the agent step ended; distinct from the verdict.

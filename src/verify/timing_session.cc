@@ -479,14 +479,10 @@ TimingOutcome TimingSession::run() {
                                              *bandwidth_gbs_, llc_bytes_))
       fail(*found);
   }
-  perf.integrity = TimingIntegrity{.input_sets = static_cast<int>(sets_made_),
-                                   .input_make_s = make_ns_ / 1e9,
-                                   .checked_calls = checked_calls_,
-                                   .traced_calls = traced_calls_,
-                                   .memo_seen_ms = probe.candidate_seen_ns / 1e6,
-                                   .memo_unseen_ms = probe.candidate_unseen_ns / 1e6,
-                                   .parent_clock_ms = clocks_[1].outer_ns / 1e6,
-                                   .worker_clock_ms = clocks_[1].worker_ns / 1e6};
+  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_made_),
+                                 .make_s = make_ns_ / 1e9,
+                                 .checked_calls = checked_calls_,
+                                 .traced_calls = traced_calls_};
   note_(fmt::format("timing integrity: {} input sets made in {:.3f} s, {} timed outputs checked, {} calls "
                     "traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
                     sets_made_, make_ns_ / 1e9, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,

@@ -47,8 +47,17 @@ struct TimingInputs {
   bool check_op_trace = true;      // false when the candidate slot runs the reference itself
 };
 
+// What the timing did to keep its figures honest, for the log and tests.
+struct TimingCounts {
+  int input_sets = 0;     // sets made for warm-up, timed and probe calls
+  double make_s = 0;      // making them, on the parent's clock
+  int checked_calls = 0;  // timed calls whose outputs were compared
+  int traced_calls = 0;   // calls of the candidate run under the op trace
+};
+
 struct TimingOutcome {
   std::optional<Performance> performance;  // set when timing finished
+  TimingCounts counts;
   std::string mismatch;                    // set when a timed call's output differs
   std::optional<CheatFinding> cheat;       // a runtime finding of the timing (clock, op trace, memoization)
   bool call_failed = false;                // the exchange failed; it holds the reason

@@ -256,6 +256,10 @@ std::expected<void, Failure> Verification::measure_performance() {
     return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
+  if (result_.runtime) {
+    for (const char* check : {"fresh_timing_inputs", "timed_outputs", "timed_op_trace", "clock", "memoization"})
+      result_.runtime->checks.push_back(check);
+  }
   if (outcome.cheat) return std::unexpected(runtime_cheat(std::move(*outcome.cheat), "timing"));
   return {};
 }
