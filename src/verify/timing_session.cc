@@ -37,10 +37,10 @@ constexpr std::uint64_t kBatchBytes = 64ULL << 20;
 // Timed calls per batch whose outputs are fetched and compared, chosen
 // after the batch ran.
 constexpr int kCheckedCalls = 2;
-// The memoization probe: pairs of batches (a seen set, unseen sets) of
-// this many timed calls after one untimed.
-constexpr int kProbePairs = 3;
-constexpr int kProbeCalls = 4;
+// The memoization probe: batches of this many timed calls after one
+// untimed, alternating a seen set with unseen ones.
+constexpr int kProbeBatches = 3;
+constexpr int kProbeCalls = 8;
 // The share of the batches (warm-up and timed) with a traced call.
 constexpr double kTracedBatchShare = 0.5;
 // Making input sets costs the reference's time between batches; up to this
@@ -105,8 +105,10 @@ class TimingSession {
 
  private:
   // Asks the reference worker for one batch of sets per entry of `sizes`.
+  // `given`, when not empty, fixes some seeds: given[g][i] != 0 is set i of
+  // group g.
   std::optional<std::vector<InputSets>> make_sets(const std::vector<int>& sizes,
-                                                  const std::vector<std::uint64_t>& repeat = {});
+                                                  const std::vector<std::vector<std::uint64_t>>& given = {});
   std::optional<Batch> batch(TimedSide side, const InputSets& sets, const std::string& mask, int warmup,
                              int calls, std::string_view what);
   std::string trace_mask(int warmup, int calls);
@@ -154,17 +156,16 @@ class TimingSession {
   double workers_cpu_ns_ = 0;
 };
 
-std::optional<std::vector<InputSets>> TimingSession::make_sets(const std::vector<int>& sizes,
-                                                               const std::vector<std::uint64_t>& repeat) {
+std::optional<std::vector<InputSets>> TimingSession::make_sets(
+    const std::vector<int>& sizes, const std::vector<std::vector<std::uint64_t>>& given) {
   Message request;
   request.header = {{"op", "sets"}};
   std::vector<InputSets> made(sizes.size());
   auto groups = nlohmann::json::array();
   for (std::size_t g = 0; g < sizes.size(); ++g) {
     for (int i = 0; i < sizes[g]; ++i) {
-      std::uint64_t seed = g < repeat.size() && repeat[g] != 0
-                               ? repeat[g]
-                               : util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
+      bool fixed = g < given.size() && static_cast<std::size_t>(i) < given[g].size() && given[g][i] != 0;
+      std::uint64_t seed = fixed ? given[g][i] : util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
       made[g].seeds.push_back(seed);
     }
     groups.push_back(made[g].seeds);
@@ -355,26 +356,35 @@ void TimingSession::account(int round, const std::array<std::optional<Batch>, kS
   }
 }
 
-// A few calls of the reference and the candidate on a set the candidate has
-// already seen, alternating with as many on unseen sets. The same request
-// as a timed batch, so nothing tells the candidate it is probed.
+// Calls of the reference and the candidate that alternate between a set the
+// candidate has already seen (clones of it, drawn again from its seed) and
+// unseen sets, in batches like the timed ones, so nothing tells the
+// candidate it is probed, and both kinds of call share each batch's
+// conditions.
 bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe) {
   std::uint64_t seen_seed = seen.seeds.at(static_cast<std::size_t>(
       std::uniform_int_distribution<int>(warmup, static_cast<int>(seen.seeds.size()) - 1)(rng_)));
   std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
   const int n = 1 + kProbeCalls;
-  for (int pair = 0; pair < kProbePairs; ++pair) {
-    auto sets = make_sets({n, n}, {seen_seed, 0});
+  for (int batch_index = 0; batch_index < kProbeBatches; ++batch_index) {
+    // Position 0 is untimed; then seen and unseen alternate, starting with
+    // either.
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(n), 0);
+    for (int i = 1; i < n; ++i) {
+      if ((i + batch_index) % 2 == 0) seeds[static_cast<std::size_t>(i)] = seen_seed;
+    }
+    auto sets = make_sets({n}, {seeds});
     if (!sets) return false;
     std::string none(static_cast<std::size_t>(n), '\0');
-    for (int k = 0; k < 4; ++k) {
-      bool seen_batch = (k < 2) == (pair % 2 == 0);
-      TimedSide side = k % 2 == 0 ? TimedSide::kReference : TimedSide::kCandidate;
-      auto b = batch(side, (*sets)[seen_batch ? 0 : 1], none, 1, kProbeCalls, "probing for memoization");
+    for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate}) {
+      auto b = batch(side, sets->front(), none, 1, kProbeCalls, "probing for memoization");
       if (!b) return false;
-      auto& into = side == TimedSide::kReference ? (seen_batch ? ref_seen : ref_unseen)
-                                                  : (seen_batch ? cand_seen : cand_unseen);
-      into.insert(into.end(), b->ns.begin(), b->ns.end());
+      for (std::size_t k = 0; k < b->ns.size(); ++k) {
+        bool was_seen = seeds[k + 1] == seen_seed;
+        auto& into = side == TimedSide::kReference ? (was_seen ? ref_seen : ref_unseen)
+                                                    : (was_seen ? cand_seen : cand_unseen);
+        into.push_back(b->ns[k]);
+      }
     }
   }
   probe = MemoProbe{median(cand_seen).value_or(0), median(cand_unseen).value_or(0), median(ref_seen).value_or(0),
