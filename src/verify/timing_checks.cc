@@ -23,6 +23,7 @@ constexpr double kAheadNs = 200'000;
 // the candidate's call, plus the reference's own noise.
 constexpr double kMovedShare = 0.25;
 constexpr double kOverheadShare = 0.05;
+constexpr double kSpreadFactor = 6;
 constexpr double kOverheadNs = 20'000;
 
 double ms(double ns) { return ns / 1e6; }
@@ -52,7 +53,10 @@ std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const Cl
     std::vector<double> spread;
     for (double d : overhead.aa_ns) spread.push_back(std::abs(d));
     double own = median(overhead.reference_ns).value_or(0);
-    noise = 3 * median(spread).value_or(0) + kOverheadShare * own + kOverheadNs;
+    // The excess's median over the rounds errs by about the rounds' spread
+    // (what the two reference workers differ by) over their square root.
+    double rounds = std::max<double>(1, static_cast<double>(overhead.aa_ns.size()));
+    noise = kSpreadFactor * median(spread).value_or(0) / std::sqrt(rounds) + kOverheadShare * own + kOverheadNs;
     if (*excess > kMovedShare * candidate_call_ns + noise) {
       auto found = evidence("the candidate's calls leave time between them that the reference's do not");
       found.evidence += fmt::format(

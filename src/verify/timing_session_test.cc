@@ -262,6 +262,11 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
   auto found = clock_finding(reference, candidate, moved, 100'000);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->rule, "runtime.clock");
+  // The same excess among four rounds as noisy as it is proves nothing.
+  OverheadRounds noisy{.excess_ns = {400'000, -300'000, 500'000, 390'000},
+                       .aa_ns = {400'000, -450'000, 380'000, -420'000},
+                       .reference_ns = {100'000}};
+  EXPECT_FALSE(clock_finding(reference, candidate, noisy, 100'000));
   // A clock running at an eighth of the speed.
   ClockTotals slow = reference;
   slow.worker_ns = reference.outer_ns / 8;
