@@ -42,7 +42,7 @@ constexpr int kCheckedCalls = 2;
 constexpr int kProbeBatches = 3;
 constexpr int kProbeCalls = 8;
 // The share of the batches (warm-up and timed) with a traced call.
-constexpr double kTracedBatchShare = 0.5;
+constexpr double kTracedBatchShare = 1.0;
 // Making input sets costs the reference's time between batches; up to this
 // share of the budget it is not counted against it, so that the rounds
 // stay many (the timing phase grows by at most this share).
@@ -180,7 +180,7 @@ std::optional<std::vector<InputSets>> TimingSession::make_sets(
   return made;
 }
 
-// One traced call in a share of the batches, at a position the parent
+// One traced call in (a share of) the batches, at a position the parent
 // draws: among all calls when at least two are timed (so one timed call is
 // left), else among the untimed ones. The mask travels as a payload, not in
 // the header, and is drawn anew for every batch.
