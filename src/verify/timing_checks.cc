@@ -10,10 +10,10 @@
 namespace kgym::verify {
 namespace {
 
-// What the round trip of one batch may leave unaccounted on the
-// candidate's clock beyond the reference's: a share of the batch and a
-// fixed allowance for a late wake-up on a busy machine.
-constexpr double kRoundTripShare = 0.10;
+// What the round trip of the median batch may leave unaccounted on the
+// candidate's clock beyond the reference's: a share of the batch (a clock
+// slower than 4/3 of the parent's) and a fixed allowance.
+constexpr double kSlowShare = 0.25;
 constexpr double kRoundTripNs = 1'000'000;
 // A worker's clock may run ahead of the parent's only by its resolution
 // and the order of the two readings.
@@ -41,11 +41,17 @@ std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const Cl
                     what, candidate.batches, ms(candidate.outer_ns), ms(candidate.worker_ns),
                     ms(candidate.inner_ns), candidate.calls, ms(reference.outer_ns), ms(reference.worker_ns))};
   };
-  double ref_gap = (reference.outer_ns - reference.worker_ns) / reference.batches;
-  double cand_gap = (candidate.outer_ns - candidate.worker_ns) / candidate.batches;
-  double cand_batch = candidate.outer_ns / candidate.batches;
-  if (cand_gap > std::max(0.0, ref_gap) + kRoundTripShare * cand_batch + kRoundTripNs)
-    return evidence("the candidate's clock runs slow");
+  auto cand_share = median(candidate.gap_share), ref_share = median(reference.gap_share);
+  auto cand_gap = median(candidate.gap_ns), ref_gap = median(reference.gap_ns);
+  if (cand_share && ref_share && cand_gap && ref_gap && *cand_share > *ref_share + kSlowShare &&
+      *cand_gap > std::max(0.0, *ref_gap) + kRoundTripNs) {
+    auto found = evidence("the candidate's clock runs slow");
+    found.evidence += fmt::format(
+        "; in the median batch {:.0f} % of the time the parent measured is missing from the candidate's "
+        "clock, {:.0f} % from the reference's",
+        *cand_share * 100, *ref_share * 100);
+    return found;
+  }
   if (candidate.worker_ns > candidate.outer_ns * (1 + kAheadShare) + kAheadNs * candidate.batches)
     return evidence("the candidate's clock runs ahead of the parent's");
   if (auto excess = median(overhead.excess_ns)) {

@@ -20,6 +20,11 @@ struct ClockTotals {
   double inner_ns = 0;   // the per-call times it reported for its timed, untraced calls
   int calls = 0;         // those calls
   int batches = 0;
+  // Per batch: what the parent saw pass beyond the worker's account, and
+  // that as a share of the batch. A late wake-up on a busy machine widens
+  // a few batches' gaps; a slow clock widens every one.
+  std::vector<double> gap_ns;
+  std::vector<double> gap_share;
 };
 
 // Per round, the time a worker spent in a batch outside its timed calls
@@ -34,9 +39,9 @@ struct OverheadRounds {
 };
 
 // `runtime.clock`: the candidate's clock disagrees with the parent's. Either
-// its worker reports less time per batch than the parent saw pass, beyond
-// what the round trip explains (the reference's own gap shows what it
-// explains): a clock that runs slow; or more than the parent saw (one that
+// its worker's median batch reports less time than the parent saw pass,
+// beyond what the round trip explains (the reference's own median gap shows
+// what it explains): a clock that runs slow; or more than the parent saw (one that
 // runs fast); or it moves time out of its timed calls into the work
 // between them, which both sides do alike (a clock slow only inside the
 // call and fast outside it, so that the totals agree). Evidence names both

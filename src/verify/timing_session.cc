@@ -210,6 +210,15 @@ std::optional<Batch> TimingSession::batch(TimedSide side, const InputSets& sets,
   b.worker_ns = number(reply->header, "elapsed_ns");
   b.cpu_ns = number(reply->header, "cpu_ns");
   b.traced = reply->header.value("traced", nlohmann::json::array());
+  // Every batch, warm-up and probe included, counts for the clocks.
+  ClockTotals& clock = clocks_[candidate_side(side) ? 1 : 0];
+  clock.outer_ns += b.outer_ns;
+  clock.worker_ns += b.worker_ns;
+  for (double ns : b.ns) clock.inner_ns += ns;
+  clock.calls += static_cast<int>(b.ns.size());
+  clock.batches += 1;
+  clock.gap_ns.push_back(b.outer_ns - b.worker_ns);
+  clock.gap_share.push_back(b.outer_ns > 0 ? (b.outer_ns - b.worker_ns) / b.outer_ns : 0);
   if (candidate_side(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
   return b;
 }
@@ -346,13 +355,7 @@ void TimingSession::account(int round, const std::array<std::optional<Batch>, kS
     rounds_[index_of(side)].push_back(b.ns);
     auto& samples = candidate_side(side) ? candidate_ : reference_;
     samples.insert(samples.end(), b.ns.begin(), b.ns.end());
-    ClockTotals& totals = clocks_[candidate_side(side) ? 1 : 0];
     workers_cpu_ns_ += b.cpu_ns;
-    for (double ns : b.ns) totals.inner_ns += ns;
-    totals.outer_ns += b.outer_ns;
-    totals.worker_ns += b.worker_ns;
-    totals.calls += static_cast<int>(b.ns.size());
-    totals.batches += 1;
   }
 }
 

@@ -268,9 +268,18 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
                        .reference_ns = {100'000}};
   EXPECT_FALSE(clock_finding(reference, candidate, noisy, 100'000));
   // A clock running at an eighth of the speed.
+  reference.gap_ns = {1e5, 2e5, 1e5};
+  reference.gap_share = {0.01, 0.02, 0.01};
   ClockTotals slow = reference;
   slow.worker_ns = reference.outer_ns / 8;
+  slow.gap_ns = {8.75e6, 8.7e6, 8.8e6};
+  slow.gap_share = {0.875, 0.87, 0.88};
   EXPECT_TRUE(clock_finding(reference, slow, honest, 500'000));
+  // One batch whose reply came late on a busy machine is no slow clock.
+  ClockTotals late = reference;
+  late.gap_ns = {1e5, 30e6, 2e5};
+  late.gap_share = {0.01, 0.75, 0.02};
+  EXPECT_FALSE(clock_finding(reference, late, honest, 500'000));
   ClockTotals ahead = reference;
   ahead.worker_ns = reference.outer_ns * 1.5;
   EXPECT_TRUE(clock_finding(reference, ahead, honest, 500'000));
