@@ -84,7 +84,7 @@ VerifierConfig short_timing() {
 std::optional<Performance> timed_with_twins(double twin_factor, double candidate_twin_factor) {
   auto core = std::make_shared<FakeCore>();
   return run_timing(
-             short_timing(), TimingInputs{.blob = "x"},
+             short_timing(), TimingInputs{},
              scripted_workers(core, kCallNs, twin_factor, candidate_twin_factor), [](const std::string&) {},
              scripted_cores(core))
       .performance;
@@ -97,7 +97,7 @@ bool has_flag(const Performance& p, const std::string& flag) {
 TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
   auto core = std::make_shared<FakeCore>(FakeCore{.foreign_s = 0.5});
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {},
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
@@ -111,7 +111,7 @@ TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
   // The workers use several threads: 8 ms of CPU per 1 ms call.
   auto core = std::make_shared<FakeCore>();
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, 8 * kCallNs),
+      short_timing(), TimingInputs{}, scripted_workers(core, 8 * kCallNs),
       [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
@@ -124,7 +124,7 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   CoreLoadProbe probe;
   probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {},
       probe);
   ASSERT_TRUE(outcome.performance);
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
