@@ -451,22 +451,27 @@ TimingOutcome TimingSession::run() {
   std::optional<InputSets> last_seen;
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - calls_per_worker_);
-    int n = rewarm + calls;
+    // One timed call more than the statistics need: the traced call may be
+    // any call of the batch, the first timed one included, even in batches
+    // of one (the first call of a batch is the one a candidate can tell
+    // apart: nothing ran just before it).
+    int sent = calls + 1;
+    int n = rewarm + sent;
     auto sets = make_sets({n, n});
     if (!sets) return failed();
-    std::string mask = trace_mask(rewarm, calls);
+    std::string mask = trace_mask(rewarm, sent);
     std::array<const InputSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
     for (TimedSide side : round_order(round)) {
       of_side[index_of(side)] = &(*sets)[first_sequence(side) ? 0 : 1];
-      taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, calls, "timing");
+      taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, sent, "timing");
       if (!taken[index_of(side)]) return failed();
       if (taken[index_of(side)]->ns.empty()) {
         note_("timing: a batch came back without timed calls");
         return failed();
       }
     }
-    if (!check_outputs(round, calls, of_side, rewarm)) return failed();
+    if (!check_outputs(round, sent, of_side, rewarm)) return failed();
     calls_per_worker_ += calls;
     account(round, taken);
     last_seen = (*sets)[0];
