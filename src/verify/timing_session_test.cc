@@ -124,9 +124,9 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   CoreLoadProbe probe;
   probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
   auto outcome = run_timing(
-      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {},
-      probe);
-  ASSERT_TRUE(outcome.performance);
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs),
+      [](const std::string&) {}, probe);
+  ASSERT_TRUE(outcome.performance) << outcome.mismatch << (outcome.cheat ? outcome.cheat->evidence : "");
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
   EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
 }
