@@ -35,16 +35,25 @@ from kgym_worker_devices import (
     last_level_cache_bytes,
     load_from,
     map_tensors,
+    now_ns,
     save_to_bytes,
     signed_normal_inputs,
     tensor_bytes,
 )
 from kgym_worker_lint import lint_problem
-from kgym_worker_runtime import EscapeGuard, cheat_error, make_op_trace, observe_call, pristine_copy
+from kgym_worker_runtime import (
+    TIMING_METHODS,
+    ClockGuard,
+    EscapeGuard,
+    cheat_error,
+    make_op_trace,
+    observe_call,
+    pristine_copy,
+)
 
 PROTOCOL_VERSION = 1
 # The escape guard's phase while the candidate worker serves each op.
-CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward"}
+CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward", "fetch": "forward"}
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
@@ -176,9 +185,14 @@ class Channel:
         os.close(response_fd)
         self.reader = os.fdopen(high_in, "rb")
         self.writer = os.fdopen(high_out, "wb")
+        # When the current request's header arrived, on the worker's own
+        # clock: a `time` reply says how long the worker took from here,
+        # which the parent compares with its own clock.
+        self.received_ns = now_ns()
 
     def receive(self):
         line = self.reader.readline()
+        self.received_ns = now_ns()
         if not line:
             return None, []
         header = json.loads(line)
@@ -209,9 +223,9 @@ class Side:
         self.args = args
         self.backend = BACKENDS[args.backend](args.threads, args.cores)
         self.model = None
-        # The inputs of the timed calls: a `time` request with a payload
-        # stages them, later ones without a payload reuse them.
-        self.timing_inputs = None
+        self.channel = None
+        # The outputs of the last `time` request's timed calls.
+        self.kept = []
 
     def forward(self, inputs):
         import torch
@@ -254,43 +268,58 @@ class Side:
         )
 
     def op_time(self, header, payloads):
-        """Times `calls` calls on fresh copies of the relayed inputs; with
-        `check_call` >= 0 also returns that timed call's outputs."""
+        """Runs `warmup` untimed then `calls` timed calls, call i on a fresh
+        copy of input set i of the relayed sets (payload 0, one set per
+        call: no call sees values an earlier one saw). Payload 1, when
+        present, holds one byte per call: nonzero runs that call under the
+        op trace, untimed. Every timed call's output is kept for `fetch`."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
         # CPU time of every thread of this process over the whole batch, so the
         # parent can tell its own workers' load from other processes'.
         cpu_start = time.process_time_ns()
-        if payloads:
-            self.timing_inputs = self.backend.to_device(load_from(payloads[0]))
-        elif self.timing_inputs is None:
-            raise WorkerError("protocol", "time without an inputs payload before any was staged")
-        inputs = self.timing_inputs
-        keep_call = int(header.get("check_call", -1))
+        warmup, calls = int(header.get("warmup", 0)), int(header["calls"])
+        if not payloads:
+            raise WorkerError("protocol", "time without its input sets")
+        sets = self.backend.to_device(load_from(payloads[0]))
+        if not isinstance(sets, list) or len(sets) < warmup + calls:
+            raise WorkerError("protocol", f"time: {warmup + calls} calls need as many input sets")
+        mask = bytes(payloads[1]) if len(payloads) > 1 else b""
+        traced = [i for i in range(min(len(mask), warmup + calls)) if mask[i]]
 
-        def fresh_inputs():
-            return map_tensors(inputs, lambda t: t.clone())
+        def fresh_inputs(position):
+            return map_tensors(sets[position], lambda t: t.clone())
 
         import torch
 
         model = self.model
+        self.kept = []
         try:
             # no_grad is entered once, outside the timed window.
             with torch.no_grad():
-                samples, kept = self.backend.time_calls(
-                    lambda args: model(*args), fresh_inputs, int(header.get("warmup", 0)), int(header["calls"]),
-                    keep_call, bool(header.get("cache_flush", False)),
+                samples, untimed_ns, self.kept, traces = self.backend.time_calls(
+                    lambda args: model(*args), fresh_inputs, warmup, calls, traced, make_op_trace,
+                    bool(header.get("cache_flush", False)),
                 )
         except WorkerError:
             raise
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
-        if keep_call < 0 or kept is None:
-            return {"ns": samples, "cpu_ns": time.process_time_ns() - cpu_start}, []
-        reply, buffers = self.outputs_reply(flatten_outputs(kept))
-        reply["ns"] = samples
-        reply["cpu_ns"] = time.process_time_ns() - cpu_start
-        return reply, buffers
+        del sets
+        return {"ns": samples, "untimed_ns": untimed_ns, "traced": traces, "cpu_ns": time.process_time_ns() - cpu_start,
+                "elapsed_ns": now_ns() - self.channel.received_ns}, []
+
+    def op_fetch(self, header, payloads):
+        """The kept outputs of the last batch's timed calls `calls` (positions
+        among its timed calls), in that order."""
+        described, buffers = [], []
+        for position in header.get("calls", []):
+            if not isinstance(position, int) or not 0 <= position < len(self.kept):
+                raise WorkerError("protocol", f"fetch: no timed call {position} in the last batch")
+            reply, data = self.outputs_reply(flatten_outputs(self.kept[position]))
+            described.append({"position": position, "outputs": reply["outputs"]})
+            buffers.extend(data)
+        return {"calls": described}, buffers
 
 
 class ReferenceSide(Side):
@@ -352,7 +381,37 @@ class ReferenceSide(Side):
     def op_bandwidth(self, header, payloads):
         return {"gbs": self.backend.copy_bandwidth_gbs(), "llc_bytes": last_level_cache_bytes()}, []
 
-    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time, "bandwidth": op_bandwidth}
+    def op_sets(self, header, payloads):
+        """Input sets for timed calls: per group of seeds one payload, a blob of
+        the list of get_inputs() drawn under each seed (torch's, Python's and,
+        when the problem uses it, numpy's generators seeded alike), so every
+        set has the structure the problem builds into its inputs."""
+        import random
+
+        import torch
+
+        if self.problem is None:
+            raise WorkerError("protocol", "sets before load")
+        start = now_ns()
+        blobs = []
+        numpy = sys.modules.get("numpy")
+        for group in header.get("groups", []):
+            sets = []
+            for seed in group:
+                seed = int(seed)
+                torch.manual_seed(seed)
+                random.seed(seed)
+                if numpy is not None:
+                    numpy.random.seed(seed & 0xFFFFFFFF)
+                try:
+                    sets.append(list(self.problem.get_inputs()))
+                except Exception as exc:
+                    raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
+            blobs.append(save_to_bytes(sets))
+        return {"make_ns": now_ns() - start}, blobs
+
+    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch,
+           "bandwidth": op_bandwidth, "sets": op_sets}
 
 
 class CandidateSide(Side):
@@ -397,7 +456,7 @@ class CandidateSide(Side):
         reply, buffers = self.outputs_reply(outputs)
         return dict(reply, runtime=facts), buffers
 
-    OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
+    OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch}
 
 
 def serve(args):
@@ -405,6 +464,7 @@ def serve(args):
 
     channel = Channel(REQUEST_FD, RESPONSE_FD)
     guard = None
+    clock_guard = None
     try:
         if args.role == "candidate":
             setup_compile_env(args.scratch, args.compile_cache == "on")
@@ -413,6 +473,13 @@ def serve(args):
             guard = EscapeGuard(args.scratch)
             guard.install()
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
+        side.channel = channel
+        if args.role == "candidate":
+            clock_guard = ClockGuard()
+            clock_guard.install(list(BACKENDS.values()), [Side, CandidateSide])
+            clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
+            clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
+            clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward", "run_forward"], "worker")
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
              "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),
@@ -461,6 +528,9 @@ def serve(args):
         if guard is not None:
             guard.phase = None
             findings = guard.take_findings()
+            clock = clock_guard.finding() if clock_guard is not None else None
+            if clock is not None:
+                findings.append(clock)
             if findings:
                 # An escape attempt outranks whatever the call returned: the
                 # candidate may have caught the refusal and carried on.

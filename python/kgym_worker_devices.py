@@ -8,6 +8,12 @@ import time
 
 from kgym_worker_common import WorkerError
 
+# The worker's own clock, taken when this module is imported, before any
+# candidate code runs: a candidate that later replaces time.perf_counter_ns
+# (from Python or, through pybind11, from C++) does not change what the
+# timers read. kgym_worker_runtime.ClockGuard notices the replacement.
+now_ns = time.perf_counter_ns
+
 
 def parse_cores(spec):
     if not spec or spec == "all":
@@ -127,36 +133,59 @@ class CpuBackend:
 
     def start_timer(self):
         self.synchronize()
-        return time.perf_counter_ns()
+        return now_ns()
 
     def stop_timer(self, start):
         self.synchronize()
-        return time.perf_counter_ns() - start
+        return now_ns() - start
 
-    def time_calls(self, fn, fresh_inputs, warmup, calls, keep_call=-1, flush=False):
-        """Runs `warmup` untimed then `calls` timed calls of fn(fresh_inputs()).
+    def time_calls(self, fn, fresh_inputs, warmup, calls, traced=(), trace=None, flush=False):
+        """Runs `warmup` untimed then `calls` timed calls; call i (counting the
+        untimed ones) is fn(fresh_inputs(i)).
 
-        Returns (per-call nanoseconds, a copy of the output of timed call
-        `keep_call` (see copy_out) or None)."""
-        for _ in range(warmup):
-            fn(fresh_inputs())
-            self.synchronize()
-        samples, kept = [], None
-        for index in range(calls):
-            args = fresh_inputs()
-            if flush:
+        Calls whose position is in `traced` run under trace() (a context
+        manager with `counts`) and count as untimed: their time is the
+        tracer's. Every call is timed alike, so the parent can tell the
+        time between calls from the time inside them. Returns (per timed
+        call nanoseconds, None for a traced one; the untimed calls'
+        nanoseconds together; each timed call's output, copied as copy_out
+        does; the traced positions' op counts)."""
+        traced = set(traced) if trace is not None else set()
+        samples, kept, traces, untimed_ns = [], [], [], 0
+        for position in range(warmup + calls):
+            args = fresh_inputs(position)
+            timed = position >= warmup
+            if flush and timed:
                 self.flush_cache()
-            start = self.start_timer()
-            output = fn(args)
-            samples.append(self.stop_timer(start))
-            if index == keep_call:
-                kept = self.copy_out(output)
+            if position in traced:
+                tracer = trace()  # None where this torch cannot trace
+                start = self.start_timer()
+                if tracer is None:
+                    output = fn(args)
+                else:
+                    with tracer:
+                        output = fn(args)
+                elapsed = self.stop_timer(start)
+                traces.append({"position": position, "op_trace": None if tracer is None else dict(tracer.counts)})
+            else:
+                start = self.start_timer()
+                output = fn(args)
+                elapsed = self.stop_timer(start)
+            if timed and position not in traced:
+                samples.append(elapsed)
+            else:
+                untimed_ns += elapsed
+                if timed:
+                    samples.append(None)
+            if timed:
+                kept.append(self.copy_out(output, position - warmup))
             del output, args
-        return samples, kept
+        return samples, untimed_ns, kept, traces
 
-    def copy_out(self, output):
+    def copy_out(self, output, slot=0):
         """The output's tensors, flattened as flatten_outputs does, copied into
-        buffers this backend keeps from batch to batch; other values as they are.
+        buffers this backend keeps from batch to batch (one set per timed
+        position `slot`); other values as they are.
 
         Holding the timed output itself would keep its block allocated for
         the rest of the batch, so the calls after it would get other blocks
@@ -169,7 +198,7 @@ class CpuBackend:
         flat = flat_values(output)
         for index, value in enumerate(flat):
             if isinstance(value, torch.Tensor):
-                key = (index, tuple(value.shape), value.dtype, value.device)
+                key = (slot, index, tuple(value.shape), value.dtype, value.device)
                 buffer = self.kept_buffers.get(key)
                 if buffer is None:
                     buffer = self.kept_buffers[key] = torch.empty(value.shape, dtype=value.dtype, device=value.device)

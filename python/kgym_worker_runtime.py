@@ -272,3 +272,85 @@ def cheat_error(finding):
     error = WorkerError("cheat", finding["evidence"])
     error.rule = finding["rule"]
     return error
+
+
+# ---------------------------------------------------------------- clock guard
+
+# The clocks and timing code a candidate could replace to shorten its own
+# times. The worker times with its own references (kgym_worker_devices.now_ns,
+# taken before the candidate is imported), so a replacement gains nothing;
+# it is still an attempt, and is reported as one.
+TIME_FUNCTIONS = ("perf_counter_ns", "perf_counter", "monotonic_ns", "monotonic", "process_time_ns",
+                  "process_time", "time_ns", "time", "thread_time_ns", "thread_time", "clock_gettime",
+                  "clock_gettime_ns")
+TIMING_METHODS = ("start_timer", "stop_timer", "time_calls", "copy_out", "flush_cache", "synchronize", "event")
+
+
+class ClockGuard:
+    """Remembers, before the candidate is imported, what the names the
+    timing path depends on refer to (the time module's clocks, the worker's
+    own clock reference, the backends' timing methods, the worker's ops),
+    and after each request of the candidate names every one that changed:
+    a finding with rule runtime.clock. Code that rewrites the clock below
+    Python (the vDSO, clock_gettime) is not seen here; the parent's clock
+    around each batch is the check for that (docs/anti-cheat.md)."""
+
+    def __init__(self):
+        self.watched = []  # (owner, attribute, label, object at install)
+        self.instances = []  # (object, names, label): names that must not appear in its __dict__
+
+    def watch(self, owner, names, label):
+        for name in names:
+            if hasattr(owner, name):
+                self.watched.append((owner, name, f"{label}.{name}", getattr(owner, name)))
+
+    def watch_instance(self, obj, names, label):
+        self.instances.append((obj, tuple(names), label))
+
+    def install(self, backends, sides):
+        import time as time_module
+
+        import kgym_worker_devices
+
+        self.watch(time_module, TIME_FUNCTIONS, "time")
+        self.watch(kgym_worker_devices, ("now_ns",), "kgym_worker_devices")
+        for backend in backends:
+            self.watch(backend, [n for n in TIMING_METHODS if n in vars(backend)], backend.__name__)
+        for side in sides:
+            self.watch(side, [n for n in vars(side) if n.startswith("op_") or n == "OPS"], side.__name__)
+            ops = vars(side).get("OPS")
+            if isinstance(ops, dict):
+                self.watch_ops(ops, side.__name__)
+
+    def watch_ops(self, ops, label):
+        for name, handler in list(ops.items()):
+            self.watched.append((ops, name, f"{label}.OPS[{name!r}]", handler))
+
+    def changes(self):
+        found = []
+        for owner, name, label, original in self.watched:
+            if isinstance(owner, dict):
+                now = owner.get(name)
+            else:
+                now = getattr(owner, name, None)
+            if now is not original:
+                found.append(f"{label} was replaced (now {describe_object(now)})")
+        for obj, names, label in self.instances:
+            shadowed = sorted(n for n in names if n in getattr(obj, "__dict__", {}))
+            if shadowed:
+                found.append(f"{label}.{', '.join(shadowed)} shadowed on the instance")
+        return found
+
+    def finding(self):
+        found = self.changes()
+        if not found:
+            return None
+        return {"rule": "runtime.clock",
+                "evidence": "the candidate changed the timing code of its own process: " + "; ".join(found[:4])}
+
+
+def describe_object(value):
+    kind = type(value).__name__
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    module = getattr(value, "__module__", None)
+    return f"{kind} {module + '.' if module else ''}{name}" if name else kind

@@ -90,6 +90,20 @@ const std::set<std::string, std::less<>> kReducedPrecision = {
     "__half2",          "__nv_bfloat16", "__nv_bfloat162", "torch::kHalf",  "torch::kFloat16",
     "torch::kBFloat16", "at::kHalf",     "at::kBFloat16"};
 
+// Last components of names that read the dispatcher's modes, the
+// profiler's state, or that reach the interpreter from C++.
+const std::set<std::string, std::less<>> kIntrospection = {
+    "TorchDispatchModeTLS",     "dispatch_mode_enabled",       "tls_is_dispatch_key_included",
+    "tls_is_dispatch_key_excluded", "tls_local_dispatch_key_set", "PythonTorchFunctionTLS",
+    "torch_function_mode_enabled", "PythonDispatcherTLS",       "profilerEnabled",
+    "isRecordFunctionEnabled",  "hasCallbacks",                "hasGlobalCallbacks",
+    "hasThreadLocalCallbacks",  "getProfilerConfig",           "isProfilerEnabledInMainThread",
+    "PyImport_ImportModule",    "PyImport_Import",             "PyImport_AddModule",
+    "PyImport_GetModuleDict",   "PyObject_SetAttr",            "PyObject_SetAttrString",
+    "PyObject_GenericSetAttr",  "PyEval_SetProfile",           "PyEval_SetTrace",
+    "PyEval_GetFrame",          "PySys_GetObject",             "PySys_SetObject",
+    "PyEval_GetGlobals",        "PyEval_GetBuiltins"};
+
 const std::set<std::string, std::less<>> kNotFunctions = {"if",
                                                           "for",
                                                           "while",
@@ -162,6 +176,18 @@ std::vector<std::string> split_qualified(std::string_view name) {
     start = sep + 2;
   }
   return parts;
+}
+
+bool is_introspection(const Word& w) {
+  if (w.method) return w.text == "setattr";
+  auto parts = split_qualified(w.text);
+  if (parts.empty()) return false;
+  if (kIntrospection.contains(parts.back())) return true;
+  // py::module_::import / pybind11::module::import / py::setattr /
+  // py::globals: the interpreter's modules from C++.
+  bool pybind = parts.size() >= 2 && (parts[0] == "py" || parts[0] == "pybind11");
+  return pybind && (parts.back() == "import" || parts.back() == "setattr" || parts.back() == "globals" ||
+                    parts.back() == "delattr");
 }
 
 bool is_library_call(const Word& w) {
@@ -290,6 +316,7 @@ CppScan scan_cpp(std::string_view source) {
     }
     if (w.text == "__global__") scan.has_cuda_kernel = true;
     if (kReducedPrecision.contains(w.text)) scan.reduced_precision.push_back({w.text, w.line});
+    if (is_introspection(w)) scan.introspection.push_back({(w.method ? "." : "") + w.text, w.line});
     bool call = i + 1 < ws.size() && (ws[i + 1].text == "(" || (!w.method && ws[i + 1].text == "<"));
     if (call && !w.text.empty() && (ident_char(w.text[0]) || w.text[0] == ':') && is_library_call(w)) {
       scan.library_calls.push_back({(w.method ? "." : "") + w.text, w.line});

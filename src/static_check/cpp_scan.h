@@ -2,7 +2,8 @@
 // Scans C++/CUDA source text (the strings a candidate hands to load_inline)
 // for what the static rules need: calls into ATen/torch compute ops (a
 // kernel that only forwards to the library does no work of its own),
-// reduced-precision types, and whether any function has a real body.
+// reduced-precision types, reads of the dispatcher's or the interpreter's
+// state, and whether any function has a real body.
 // Comments and string literals are removed first, so they never count.
 #include <string>
 #include <string_view>
@@ -18,6 +19,12 @@ struct CppHit {
 struct CppScan {
   std::vector<CppHit> library_calls;      // at::/torch:: compute ops and tensor compute methods
   std::vector<CppHit> reduced_precision;  // at::Half, __half, __nv_bfloat16, ...
+  // Reaching into the process around the kernel: the dispatcher's mode
+  // stack and the profiler's state (whether the op trace is watching), or
+  // the Python interpreter's modules and attributes (the worker's clock and
+  // timing code): c10::impl::TorchDispatchModeTLS, py::module_::import,
+  // PyObject_SetAttrString, ...
+  std::vector<CppHit> introspection;
   bool has_function_body = false;         // some function (not a macro block) has a statement
   bool has_cuda_kernel = false;           // a __global__ function
 };

@@ -158,6 +158,13 @@ void check_cpp_sources(RuleContext& ctx) {
         ctx.add("static.cpp_library_call", kFatal, s.first_line + hit.line - 1, hit.name,
                 fmt::format("the C++ source calls the library op {} instead of computing it", hit.name));
       }
+      for (const auto& hit : s.scan.introspection) {
+        ctx.add("static.introspection", kFatal, s.first_line + hit.line - 1, hit.name,
+                fmt::format("the C++ source uses {}: it reads the dispatcher's or profiler's state (whether "
+                            "the op trace is watching) or reaches into the Python interpreter (the worker's "
+                            "clock and timing code)",
+                            hit.name));
+      }
       if (!ctx.problem_is_float32) continue;
       for (const auto& hit : s.scan.reduced_precision) {
         ctx.add("static.precision_downgrade", kWarn, s.first_line + hit.line - 1, hit.name,

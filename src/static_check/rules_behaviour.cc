@@ -176,11 +176,15 @@ void check_concurrency_and_introspection(RuleContext& ctx) {
                      {"torch.utils._python_dispatch", "torch._C._get_torch_dispatch_mode",
                       "torch._C._len_torch_dispatch_stack", "torch._C._get_dispatch_stack_at",
                       "torch._C._is_torch_function_mode_enabled", "torch._C._get_function_stack_at",
-                      "torch.overrides._get_current_function_mode", "torch._C._dispatch_tls"})) {
+                      "torch.overrides._get_current_function_mode", "torch._C._dispatch_tls",
+                      "torch.autograd.profiler", "torch.profiler", "torch._C._autograd", "torch._C._profiler",
+                      "torch.autograd._profiler_enabled", "torch._C._is_any_autocast_enabled"})) {
         // The runtime op trace is a dispatch mode; asking for one is asking
         // whether the ops are being watched.
         ctx.add("static.introspection", kFatal, line, name,
-                fmt::format("{} inspects the dispatcher's modes (whether its ops are being traced)", name));
+                fmt::format("{} inspects the dispatcher's modes or the profiler (whether its ops are being "
+                            "traced)",
+                            name));
       }
     }
   }

@@ -165,6 +165,8 @@ TEST(Rules, Introspection) {
           candidate("from torch.utils import _python_dispatch as pd\nm = pd._get_current_dispatch_mode()\n"),
           "static.introspection"),
       (Strings{"fatal@5:pd", "fatal@6:pd._get_current_dispatch_mode"}));
+  EXPECT_EQ(check_rule(candidate("on = torch.autograd.profiler._is_profiler_enabled\n"), "static.introspection"),
+            Strings{"fatal@5:torch.autograd.profiler._is_profiler_enabled"});
   EXPECT_EQ(check_rule(candidate("import gc\ngc.collect()\n\"\"\"inspect sys._getframe\"\"\"\n"),
                        "static.introspection"),
             Strings{});
@@ -235,6 +237,23 @@ TEST(Rules, CppLibraryCall) {
   EXPECT_EQ(check_rule(candidate("\"\"\"Faster than at::matmul(a, b) or torch.relu.\"\"\"\n"),
                        "static.cpp_library_call"),
             Strings{});
+}
+
+TEST(Rules, CppIntrospection) {
+  // The dispatcher's mode stack (is the op trace watching?) and the
+  // interpreter (the worker's clock) from the C++ handed to load_inline.
+  std::string modes = candidate();
+  modes.replace(modes.find("  return y;"), 0,
+                "  if (c10::impl::TorchDispatchModeTLS::stack_len() > 0) return y;\n");
+  EXPECT_EQ(check_rule(modes, "static.introspection"),
+            Strings{"fatal@13:c10::impl::TorchDispatchModeTLS::stack_len"});
+  std::string clock = candidate();
+  clock.replace(clock.find("  return y;"), 0, "  auto m = py::module_::import(name.c_str());\n");
+  EXPECT_EQ(check_rule(clock, "static.introspection"), Strings{"fatal@13:py::module_::import"});
+  std::string setattr = candidate();
+  setattr.replace(setattr.find("  return y;"), 0, "  PyObject_SetAttrString(m, n, f);\n");
+  EXPECT_EQ(check_rule(setattr, "static.introspection"), Strings{"fatal@13:PyObject_SetAttrString"});
+  EXPECT_EQ(check_rule(candidate(), "static.introspection"), Strings{});
 }
 
 TEST(Rules, ProblemDtypes) {

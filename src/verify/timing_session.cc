@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/backend.h"
+#include "util/seed_mix.h"
+#include "verify/runtime_checks.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 
@@ -30,13 +33,21 @@ constexpr int kMinRounds = 48;
 constexpr int kRoundsWanted = 100;
 constexpr int kRewarmCalls = 3;  // untimed calls that start each batch, at most
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
-
-// Clocks of two processes (both CLOCK_MONOTONIC) and the time a reply
-// takes to travel allow the inner sum to exceed the outer one by a little.
-constexpr double kClockSlack = 1.01;
-constexpr double kClockSlackNs = 200'000;
-// Unaccounted time per call the candidate may add before it is suspicious.
-constexpr double kExtraPerCallNs = 1'000'000;
+// A batch's input sets and kept outputs stay below this in each worker.
+constexpr std::uint64_t kBatchBytes = 64ULL << 20;
+// Timed calls per batch whose outputs are fetched and compared, chosen
+// after the batch ran.
+constexpr int kCheckedCalls = 2;
+// The memoization probe: batches of this many timed calls after one
+// untimed, alternating a seen set with unseen ones.
+constexpr int kProbeBatches = 3;
+constexpr int kProbeCalls = 8;
+// The share of the batches (warm-up and timed) with a traced call.
+constexpr double kTracedBatchShare = 1.0;
+// Making input sets costs the reference's time between batches; up to this
+// share of the budget it is not counted against it, so that the rounds
+// stay many (the timing phase grows by at most this share).
+constexpr double kMakingShare = 0.3;
 
 constexpr std::size_t kSides = 4;
 constexpr std::array<TimedSide, kSides> kAllSides = {TimedSide::kReference, TimedSide::kCandidate,
@@ -45,13 +56,36 @@ bool candidate_side(TimedSide side) {
   return side == TimedSide::kCandidate || side == TimedSide::kCandidateTwin;
 }
 std::size_t index_of(TimedSide side) { return static_cast<std::size_t>(side); }
+// The reference and the candidate get one sequence of input sets, the twins
+// another: the candidate's twin shares the candidate's directory, and must
+// not be handed a set the candidate has seen (and could have left a
+// remembered output for).
+bool first_sequence(TimedSide side) { return side == TimedSide::kReference || side == TimedSide::kCandidate; }
 
 struct Batch {
-  std::vector<double> ns;
-  double outer_ns = 0;
-  double cpu_ns = 0;  // the worker's own CPU time over the batch, as it reports it
-  Message reply;
+  std::vector<double> ns;  // the timed calls that were not traced
+  double untimed_ns = 0;   // the worker's time for its warm-up and traced calls
+  double outer_ns = 0;     // the parent's clock around the request
+  double worker_ns = 0;    // the worker's clock from the request's arrival to its reply
+  double cpu_ns = 0;       // the worker's own CPU time over the batch, as it reports it
+  int positions = 0;       // calls in the batch, untimed ones included
+  nlohmann::json traced;   // [{position, op_trace}]
 };
+
+// One batch's input sets: the serialized list and each set's seed.
+struct InputSets {
+  std::string blob;
+  std::vector<std::uint64_t> seeds;
+};
+
+double elapsed_ns(SteadyClock::time_point since) {
+  return std::chrono::duration<double, std::nano>(SteadyClock::now() - since).count();
+}
+
+double number(const nlohmann::json& header, const char* key) {
+  auto it = header.find(key);
+  return it != header.end() && it->is_number() ? std::max(0.0, it->get<double>()) : 0.0;
+}
 
 class TimingSession {
  public:
@@ -63,18 +97,29 @@ class TimingSession {
         exchange_(exchange),
         note_(note),
         load_(load),
-        rng_(inputs.check_seed) {}
+        // Which calls are checked and traced must not follow from anything
+        // the candidate could know (the run seed is in the run's records).
+        rng_(inputs.check_seed ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32 |
+                                  std::random_device{}())) {}
 
   TimingOutcome run();
 
  private:
-  std::optional<Batch> batch(TimedSide side, int calls, int check_call, std::string_view what,
-                             int warmup = 0);
+  // Asks the reference worker for one batch of sets per entry of `sizes`.
+  // `given`, when not empty, fixes some seeds: given[g][i] != 0 is set i of
+  // group g.
+  std::optional<std::vector<InputSets>> make_sets(const std::vector<int>& sizes,
+                                                  const std::vector<std::vector<std::uint64_t>>& given = {});
+  std::optional<Batch> batch(TimedSide side, const InputSets& sets, const std::string& mask, int warmup,
+                             int calls, std::string_view what);
+  std::string trace_mask(int warmup, int calls);
   bool warm_up(TimedSide side, double& per_call_ns);
+  bool check_traces(TimedSide side, const Batch& b, std::string_view what);
+  bool check_outputs(int round, int calls, const std::array<const InputSets*, kSides>& sets, int warmup);
   std::string compare(const Message& reference, const Message& candidate);
+  bool memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe);
+  void account(int round, const std::array<std::optional<Batch>, kSides>& taken);
   Performance summarize(const std::string& stop_reason);
-  // Per round, the geometric mean of a side's two workers' batch medians:
-  // the times the speedup is the ratio of.
   Blocks both_references() const {
     return geometric_mean_blocks(rounds_[index_of(TimedSide::kReference)],
                                  rounds_[index_of(TimedSide::kTwin)]);
@@ -82,6 +127,9 @@ class TimingSession {
   Blocks both_candidates() const {
     return geometric_mean_blocks(rounds_[index_of(TimedSide::kCandidate)],
                                  rounds_[index_of(TimedSide::kCandidateTwin)]);
+  }
+  void fail(CheatFinding finding) {
+    if (!outcome_.cheat) outcome_.cheat = std::move(finding);
   }
 
   const VerifierConfig& config_;
@@ -91,60 +139,121 @@ class TimingSession {
   const std::function<void(const std::string&)>& note_;
   const CoreLoadProbe& load_;
   std::mt19937_64 rng_;
+  TimingOutcome outcome_;
   SteadyClock::time_point start_ = SteadyClock::now();
-  // Per round, one batch of each side taken back to back; indexed by
-  // TimedSide.
   std::array<Blocks, kSides> rounds_;
   std::vector<double> reference_, candidate_;  // all samples of each side's two workers, in order
   ClockTotals clocks_[2];                      // reference, candidate (each side's two workers)
+  OverheadRounds overhead_;
   std::optional<double> bandwidth_gbs_;
-  std::array<bool, kSides> inputs_staged_{};
   int calls_per_worker_ = 0;  // timed calls each worker has run
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
-  // The cores' counters and the CPU time spent by this verification over
-  // the timed rounds (workers' reports plus the parent's own).
+  std::uint64_t sets_made_ = 0;
+  double make_ns_ = 0;  // the parent's clock around the reference's `sets` requests
+  int checked_calls_ = 0, traced_calls_ = 0;
+  std::optional<double> probe_ratio_;
   std::optional<util::CpuStat> stat_start_;
   double own_cpu_start_s_ = 0;
   double workers_cpu_ns_ = 0;
 };
 
-std::optional<Batch> TimingSession::batch(TimedSide side, int calls, int check_call, std::string_view what,
-                                          int warmup) {
+std::optional<std::vector<InputSets>> TimingSession::make_sets(
+    const std::vector<int>& sizes, const std::vector<std::vector<std::uint64_t>>& given) {
   Message request;
-  request.header = {{"op", "time"},
-                    {"calls", calls},
-                    {"warmup", warmup},
-                    {"check_call", check_call},
-                    {"cache_flush", timing_.cache_flush}};
-  // The inputs travel once per side; later batches reuse the staged copy,
-  // so a round costs the calls and a short request, not a transfer.
-  bool& staged = inputs_staged_[index_of(side)];
-  if (!staged) request.payloads.push_back(inputs_.blob);
+  request.header = {{"op", "sets"}};
+  std::vector<InputSets> made(sizes.size());
+  auto groups = nlohmann::json::array();
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    for (int i = 0; i < sizes[g]; ++i) {
+      bool fixed = g < given.size() && static_cast<std::size_t>(i) < given[g].size() && given[g][i] != 0;
+      std::uint64_t seed = fixed ? given[g][i] : util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
+      made[g].seeds.push_back(seed);
+    }
+    groups.push_back(made[g].seeds);
+  }
+  request.header["groups"] = std::move(groups);
+  auto sent = SteadyClock::now();
+  auto reply = exchange_(TimedSide::kReference, request, "making input sets");
+  if (!reply) return std::nullopt;
+  make_ns_ += elapsed_ns(sent);
+  if (reply->payloads.size() != sizes.size()) return std::nullopt;
+  for (std::size_t g = 0; g < sizes.size(); ++g) made[g].blob = std::move(reply->payloads[g]);
+  return made;
+}
+
+// One traced call in (a share of) the batches, at a position the parent
+// draws: among all calls when at least two are timed (so one timed call is
+// left), else among the untimed ones. The mask travels as a payload, not in
+// the header, and is drawn anew for every batch.
+std::string TimingSession::trace_mask(int warmup, int calls) {
+  std::string mask(static_cast<std::size_t>(warmup + calls), '\0');
+  int span = calls >= 2 ? warmup + calls : warmup;
+  if (span <= 0 || !std::bernoulli_distribution(kTracedBatchShare)(rng_)) return mask;
+  mask[static_cast<std::size_t>(std::uniform_int_distribution<int>(0, span - 1)(rng_))] = '\1';
+  return mask;
+}
+
+std::optional<Batch> TimingSession::batch(TimedSide side, const InputSets& sets, const std::string& mask,
+                                          int warmup, int calls, std::string_view what) {
+  Message request;
+  request.header = {{"op", "time"}, {"calls", calls}, {"warmup", warmup}, {"cache_flush", timing_.cache_flush}};
+  request.payloads = {sets.blob, mask};
   auto sent = SteadyClock::now();
   auto reply = exchange_(side, request, what);
   if (!reply) return std::nullopt;
-  staged = true;
   Batch b;
-  b.outer_ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - sent).count();
-  for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) b.ns.push_back(ns.get<double>());
-  if (auto cpu = reply->header.find("cpu_ns"); cpu != reply->header.end() && cpu->is_number())
-    b.cpu_ns = std::max(0.0, cpu->get<double>());
-  b.reply = std::move(*reply);
+  b.outer_ns = elapsed_ns(sent);
+  b.positions = warmup + calls;
+  for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
+    if (ns.is_number()) b.ns.push_back(ns.get<double>());
+  }
+  b.untimed_ns = number(reply->header, "untimed_ns");
+  b.worker_ns = number(reply->header, "elapsed_ns");
+  b.cpu_ns = number(reply->header, "cpu_ns");
+  b.traced = reply->header.value("traced", nlohmann::json::array());
+  // Every batch, warm-up and probe included, counts for the clocks.
+  ClockTotals& clock = clocks_[candidate_side(side) ? 1 : 0];
+  clock.outer_ns += b.outer_ns;
+  clock.worker_ns += b.worker_ns;
+  for (double ns : b.ns) clock.inner_ns += ns;
+  clock.calls += static_cast<int>(b.ns.size());
+  clock.batches += 1;
+  clock.gap_ns.push_back(b.outer_ns - b.worker_ns);
+  clock.gap_share.push_back(b.outer_ns > 0 ? (b.outer_ns - b.worker_ns) / b.outer_ns : 0);
+  if (candidate_side(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
   return b;
+}
+
+// A traced call of the candidate that ran library compute: runtime.op_trace.
+bool TimingSession::check_traces(TimedSide side, const Batch& b, std::string_view what) {
+  for (const auto& entry : b.traced) {
+    ++traced_calls_;
+    nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json::object())}};
+    if (auto finding = runtime_finding(facts, nlohmann::json::object(), inputs_.backend)) {
+      finding->evidence = fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
+                                      side == TimedSide::kCandidateTwin ? " (candidate twin)" : "",
+                                      finding->evidence);
+      fail(std::move(*finding));
+      return false;
+    }
+  }
+  return true;
 }
 
 // Untimed rounds of `warmup` calls until two consecutive round medians agree
 // within kWarmupStable (bounded by rounds and a quarter of the budget).
 bool TimingSession::warm_up(TimedSide side, double& per_call_ns) {
-  int calls = std::max(1, timing_.warmup);
+  int calls = std::max(2, timing_.warmup);
   std::optional<double> previous;
   for (int round = 0; round < kMaxWarmupRounds; ++round) {
-    auto b = batch(side, calls, -1, "warming up");
+    auto sets = make_sets({calls});
+    if (!sets) return false;
+    auto b = batch(side, sets->front(), trace_mask(0, calls), 0, calls, "warming up");
     if (!b) return false;
     // What a call costs the budget: the parent's clock also sees cloning,
     // cache flushing and the request itself.
-    per_call_ns = std::max(median(b->ns).value_or(0), b->outer_ns / calls);
     double inner = median(b->ns).value_or(0);
+    per_call_ns = std::max(inner, b->outer_ns / calls);
     bool stable = previous && std::abs(inner - *previous) <= kWarmupStable * *previous;
     if (timing_.warmup == 0 || stable || SteadyClock::now() - start_ > timing_.budget / 4) break;
     previous = inner;
@@ -153,26 +262,143 @@ bool TimingSession::warm_up(TimedSide side, double& per_call_ns) {
 }
 
 std::string TimingSession::compare(const Message& reference, const Message& candidate) {
-  const auto& ref_outputs = reference.header.value("outputs", nlohmann::json::array());
-  const auto& cand_outputs = candidate.header.value("outputs", nlohmann::json::array());
-  if (ref_outputs.size() != cand_outputs.size() || reference.payloads.size() != ref_outputs.size() ||
-      candidate.payloads.size() != cand_outputs.size()) {
-    return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
-  }
-  for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
-    TensorBytes b{ref_outputs[i].value("dtype", ""),
-                  ref_outputs[i].value("shape", std::vector<std::int64_t>{}), reference.payloads[i]};
-    TensorBytes a{cand_outputs[i].value("dtype", ""),
-                  cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[i]};
-    auto cmp =
-        compare_tensors(a, b, tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend)));
-    if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
+  const auto& ref_calls = reference.header.value("calls", nlohmann::json::array());
+  const auto& cand_calls = candidate.header.value("calls", nlohmann::json::array());
+  if (ref_calls.size() != cand_calls.size()) return "the candidate returned other calls than asked for";
+  std::size_t ref_payload = 0, cand_payload = 0;
+  for (std::size_t c = 0; c < ref_calls.size(); ++c) {
+    const auto& ref_outputs = ref_calls[c].value("outputs", nlohmann::json::array());
+    const auto& cand_outputs = cand_calls[c].value("outputs", nlohmann::json::array());
+    if (ref_outputs.size() != cand_outputs.size() ||
+        reference.payloads.size() < ref_payload + ref_outputs.size() ||
+        candidate.payloads.size() < cand_payload + cand_outputs.size()) {
+      return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
+    }
+    for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
+      TensorBytes b{ref_outputs[i].value("dtype", ""), ref_outputs[i].value("shape", std::vector<std::int64_t>{}),
+                    reference.payloads[ref_payload++]};
+      TensorBytes a{cand_outputs[i].value("dtype", ""),
+                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[cand_payload++]};
+      Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend));
+      auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance, b));
+      if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
+    }
   }
   return "";
 }
 
+// After all four batches of a round ran, the parent draws which timed calls
+// it compares: each side's kept output of those calls, the candidate's
+// against the reference's for the same input set, the candidate twin's
+// against the reference twin's.
+bool TimingSession::check_outputs(int round, int calls, const std::array<const InputSets*, kSides>& sets,
+                                  int warmup) {
+  std::set<int> chosen;
+  std::uniform_int_distribution<int> pick(0, calls - 1);
+  while (static_cast<int>(chosen.size()) < std::min(kCheckedCalls, calls)) chosen.insert(pick(rng_));
+  Message fetch;
+  fetch.header = {{"op", "fetch"}, {"calls", std::vector<int>(chosen.begin(), chosen.end())}};
+  std::array<std::optional<Message>, kSides> got;
+  for (TimedSide side : kAllSides) {
+    got[index_of(side)] = exchange_(side, fetch, "fetching timed outputs");
+    if (!got[index_of(side)]) return false;
+  }
+  checked_calls_ += static_cast<int>(chosen.size());
+  for (auto [reference, candidate] : {std::pair{TimedSide::kReference, TimedSide::kCandidate},
+                                      std::pair{TimedSide::kTwin, TimedSide::kCandidateTwin}}) {
+    // Compared one call at a time, so that the failure names the call.
+    for (int position : chosen) {
+      Message one_ref, one_cand;
+      auto select = [position](const Message& all, Message& one) {
+        std::size_t payload = 0;
+        for (const auto& call : all.header.value("calls", nlohmann::json::array())) {
+          std::size_t n = call.value("outputs", nlohmann::json::array()).size();
+          if (call.value("position", -1) == position) {
+            one.header["calls"] = nlohmann::json::array({call});
+            for (std::size_t i = 0; i < n && payload + i < all.payloads.size(); ++i)
+              one.payloads.push_back(all.payloads[payload + i]);
+          }
+          payload += n;
+        }
+      };
+      select(*got[index_of(reference)], one_ref);
+      select(*got[index_of(candidate)], one_cand);
+      if (auto problem = compare(one_ref, one_cand); !problem.empty()) {
+        std::uint64_t seed = sets[index_of(candidate)]->seeds.at(static_cast<std::size_t>(warmup + position));
+        bool twin = candidate == TimedSide::kCandidateTwin;
+        note_(fmt::format("timed call {} of round {} differs{}: {}", position, round, twin ? " (candidate twin)" : "",
+                          problem));
+        outcome_.mismatch = fmt::format("output of timed call {} of round {}{} (input set seed {}) differs ({})",
+                                        position, round, twin ? " (candidate twin)" : "", seed, problem);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void TimingSession::account(int round, const std::array<std::optional<Batch>, kSides>& taken) {
+  (void)round;
+  auto outside = [&](TimedSide side) {
+    const Batch& b = *taken[index_of(side)];
+    double inner = 0;
+    for (double ns : b.ns) inner += ns;
+    return (b.worker_ns - inner - b.untimed_ns) / std::max(1, b.positions);
+  };
+  overhead_.excess_ns.push_back(outside(TimedSide::kCandidate) - outside(TimedSide::kReference));
+  overhead_.excess_ns.push_back(outside(TimedSide::kCandidateTwin) - outside(TimedSide::kTwin));
+  overhead_.aa_ns.push_back(outside(TimedSide::kTwin) - outside(TimedSide::kReference));
+  overhead_.reference_ns.push_back(outside(TimedSide::kReference));
+  for (TimedSide side : kAllSides) {
+    const Batch& b = *taken[index_of(side)];
+    rounds_[index_of(side)].push_back(b.ns);
+    auto& samples = candidate_side(side) ? candidate_ : reference_;
+    samples.insert(samples.end(), b.ns.begin(), b.ns.end());
+    workers_cpu_ns_ += b.cpu_ns;
+  }
+}
+
+// Calls of the reference and the candidate that alternate between a set the
+// candidate has already seen (clones of it, drawn again from its seed) and
+// unseen sets, in batches like the timed ones, so nothing tells the
+// candidate it is probed, and both kinds of call share each batch's
+// conditions.
+bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe) {
+  std::uint64_t seen_seed = seen.seeds.at(static_cast<std::size_t>(
+      std::uniform_int_distribution<int>(warmup, static_cast<int>(seen.seeds.size()) - 1)(rng_)));
+  std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
+  const int n = 1 + kProbeCalls;
+  for (int batch_index = 0; batch_index < kProbeBatches; ++batch_index) {
+    // Position 0 is untimed; then seen and unseen alternate, starting with
+    // either.
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(n), 0);
+    for (int i = 1; i < n; ++i) {
+      if ((i + batch_index) % 2 == 0) seeds[static_cast<std::size_t>(i)] = seen_seed;
+    }
+    auto sets = make_sets({n}, {seeds});
+    if (!sets) return false;
+    std::string none(static_cast<std::size_t>(n), '\0');
+    for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate}) {
+      auto b = batch(side, sets->front(), none, 1, kProbeCalls, "probing for memoization");
+      if (!b) return false;
+      for (std::size_t k = 0; k < b->ns.size(); ++k) {
+        bool was_seen = seeds[k + 1] == seen_seed;
+        auto& into = side == TimedSide::kReference ? (was_seen ? ref_seen : ref_unseen)
+                                                    : (was_seen ? cand_seen : cand_unseen);
+        into.push_back(b->ns[k]);
+      }
+    }
+  }
+  probe = MemoProbe{median(cand_seen).value_or(0), median(cand_unseen).value_or(0), median(ref_seen).value_or(0),
+                    median(ref_unseen).value_or(0)};
+  note_(fmt::format("memoization probe: candidate {:.4f} ms on a seen set, {:.4f} ms on unseen; reference "
+                    "{:.4f} / {:.4f} ms",
+                    probe.candidate_seen_ns / 1e6, probe.candidate_unseen_ns / 1e6, probe.reference_seen_ns / 1e6,
+                    probe.reference_unseen_ns / 1e6));
+  return true;
+}
+
 TimingOutcome TimingSession::run() {
-  TimingOutcome outcome;
   Message bandwidth;
   bandwidth.header = {{"op", "bandwidth"}};
   auto measured = exchange_(TimedSide::kReference, bandwidth, "measuring memory bandwidth");
@@ -182,22 +408,29 @@ TimingOutcome TimingSession::run() {
   if (auto llc = measured->header.find("llc_bytes"); llc != measured->header.end() && llc->is_number())
     llc_bytes_ = llc->get<std::uint64_t>();
 
+  auto failed = [this]() {
+    if (outcome_.cheat || !outcome_.mismatch.empty()) return std::move(outcome_);
+    return TimingOutcome{.call_failed = true};
+  };
   std::array<double, kSides> per_call_ns{};
   for (TimedSide side : kAllSides) {
-    if (!warm_up(side, per_call_ns[index_of(side)])) return {.call_failed = true};
+    if (!warm_up(side, per_call_ns[index_of(side)])) return failed();
   }
+  // What making one input set costs the round, on the parent's clock.
+  double make_per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
 
   // Batches long enough to amortize a request, short enough that there are
-  // many of them for the alternation to cancel drift.
+  // many of them for the alternation to cancel drift. Each call position of
+  // a round makes two sets (one per sequence) and runs four calls.
   const int max_reps = std::max(2, timing_.max_repetitions);
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
-  double batch_ns =
-      std::chrono::duration<double, std::nano>(timing_.budget).count() / (kSides * kRoundsWanted);
+  const double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
+  double batch_ns = budget_ns / (kSides * kRoundsWanted);
   double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], per_call_ns[3], 1.0});
-  // About kRoundsWanted rounds also when the repetitions, not the budget,
-  // end the timing: the speedup's median and interval count units of rounds.
-  const int per_batch =
-      std::clamp(static_cast<int>(batch_ns / slowest), 1, std::max(1, max_reps / kRoundsWanted));
+  const std::uint64_t per_call_bytes = std::max<std::uint64_t>(1, inputs_.set_bytes + inputs_.output_bytes);
+  const int memory_cap = static_cast<int>(std::max<std::uint64_t>(2, kBatchBytes / per_call_bytes));
+  const int per_batch = std::clamp(static_cast<int>(batch_ns / (slowest + make_per_set_ns / 2)), 1,
+                                   std::max(1, std::min(max_reps / kRoundsWanted, memory_cap)));
   // The workers share the cores, so each batch begins with another's data
   // in the caches: measured on the 1 MB ScaleShift sample at 4x its
   // batch size, the first call after the switch took 2.2x the steady time,
@@ -207,58 +440,72 @@ TimingOutcome TimingSession::run() {
   const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
   note_(fmt::format(
       "timing: warm {:.3f} / {:.3f} / {:.3f} / {:.3f} ms per call (reference, candidate, their twins); "
-      "batches of {} after {} untimed",
-      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, per_batch,
-      rewarm));
+      "an input set takes {:.3f} ms to make; batches of {} after {} untimed",
+      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6,
+      make_per_set_ns / 1e6, per_batch, rewarm));
 
   std::string stop_reason;
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
+  std::optional<InputSets> last_seen;
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - calls_per_worker_);
-    int check_call = std::uniform_int_distribution<int>(0, calls - 1)(rng_);
-    // Every worker returns the same timed call's outputs, so that all four
-    // do the same work; both candidates' are compared with the reference's.
+    // One timed call more than the statistics need: the traced call may be
+    // any call of the batch, the first timed one included, even in batches
+    // of one (the first call of a batch is the one a candidate can tell
+    // apart: nothing ran just before it).
+    int sent = calls + 1;
+    int n = rewarm + sent;
+    auto sets = make_sets({n, n});
+    if (!sets) return failed();
+    std::string mask = trace_mask(rewarm, sent);
+    std::array<const InputSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
     for (TimedSide side : round_order(round)) {
-      auto& b = taken[index_of(side)];
-      b = batch(side, calls, check_call, "timing", rewarm);
-      if (!b) return {.call_failed = true};
-    }
-    const Batch& ref = *taken[index_of(TimedSide::kReference)];
-    for (TimedSide side : {TimedSide::kCandidate, TimedSide::kCandidateTwin}) {
-      if (auto problem = compare(ref.reply, taken[index_of(side)]->reply); !problem.empty()) {
-        note_(fmt::format("timed call {} of round {} differs{}: {}", check_call, round,
-                          side == TimedSide::kCandidateTwin ? " (candidate twin)" : "", problem));
-        outcome.mismatch = fmt::format("output of a timed call differs ({})", problem);
-        return outcome;
+      of_side[index_of(side)] = &(*sets)[first_sequence(side) ? 0 : 1];
+      taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, sent, "timing");
+      if (!taken[index_of(side)]) return failed();
+      if (taken[index_of(side)]->ns.empty()) {
+        note_("timing: a batch came back without timed calls");
+        return failed();
       }
     }
+    if (!check_outputs(round, sent, of_side, rewarm)) return failed();
     calls_per_worker_ += calls;
-    for (TimedSide side : kAllSides) {
-      const Batch& b = *taken[index_of(side)];
-      rounds_[index_of(side)].push_back(b.ns);
-      auto& samples = candidate_side(side) ? candidate_ : reference_;
-      samples.insert(samples.end(), b.ns.begin(), b.ns.end());
-      ClockTotals& totals = clocks_[candidate_side(side) ? 1 : 0];
-      workers_cpu_ns_ += b.cpu_ns;
-      for (double ns : b.ns) totals.inner_ns += ns;
-      totals.outer_ns += b.outer_ns;
-      totals.calls += static_cast<int>(b.ns.size());
-    }
+    account(round, taken);
+    last_seen = (*sets)[0];
     bool enough = round + 1 >= kMinRounds && calls_per_worker_ >= min_samples;
     auto rse = paired_speedup_rse(both_references(), both_candidates());
     if (enough && rse && *rse <= timing_.target_rse) {
       stop_reason = "target_rse";
     } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
-    } else if (round + 1 >= 2 && SteadyClock::now() - start_ >= timing_.budget) {
+    } else if (round + 1 >= 2 && elapsed_ns(start_) - std::min(make_ns_, kMakingShare * budget_ns) >= budget_ns) {
       stop_reason = "budget";
     }
     if (!stop_reason.empty()) break;
   }
-  outcome.performance = summarize(stop_reason);
-  return outcome;
+  Performance perf = summarize(stop_reason);
+  MemoProbe probe;
+  if (!memoization_probe(*last_seen, rewarm, probe)) return failed();
+  if (auto found = memoization_finding(probe, perf.noise_floor, perf.candidate_noise_floor)) fail(*found);
+  perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0))) fail(*found);
+  if (bandwidth_gbs_) {
+    if (auto found = impossible_time_finding(median(candidate_).value_or(0), inputs_.output_bytes,
+                                             *bandwidth_gbs_, llc_bytes_))
+      fail(*found);
+  }
+  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_made_),
+                                 .make_s = make_ns_ / 1e9,
+                                 .checked_calls = checked_calls_,
+                                 .traced_calls = traced_calls_};
+  note_(fmt::format("timing integrity: {} input sets made in {:.3f} s, {} timed outputs checked, {} calls "
+                    "traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
+                    sets_made_, make_ns_ / 1e9, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
+                    clocks_[1].worker_ns / 1e6));
+  outcome_.performance = std::move(perf);
+  return std::move(outcome_);
 }
 
 Performance TimingSession::summarize(const std::string& stop_reason) {
@@ -301,10 +548,6 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   flag((perf.noise_floor && within_noise(perf.speedup, *perf.noise_floor)) ||
            (perf.candidate_noise_floor && within_noise(perf.speedup, *perf.candidate_noise_floor)),
        "within_noise");
-  flag(outer_clock_mismatch(clocks_[0], clocks_[1]), "outer_clock_mismatch");
-  flag(bandwidth_gbs_ &&
-           impossible_time(median(candidate_).value_or(0), inputs_.output_bytes, *bandwidth_gbs_, llc_bytes_),
-       "impossible_time");
   flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
   flag(calls_per_worker_ < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
   flag(perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare, "contended");
@@ -330,38 +573,6 @@ std::array<TimedSide, 4> round_order(int round) {
   using enum TimedSide;
   if (round % 2 == 0) return {kReference, kCandidate, kTwin, kCandidateTwin};
   return {kCandidateTwin, kTwin, kCandidate, kReference};
-}
-
-bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate) {
-  for (const ClockTotals* side : {&reference, &candidate}) {
-    if (side->calls > 0 && side->inner_ns > side->outer_ns * kClockSlack + kClockSlackNs) return true;
-  }
-  if (reference.calls == 0 || candidate.calls == 0 || reference.outer_ns <= 0 || candidate.outer_ns <= 0)
-    return false;
-  double ref_share = reference.inner_ns / reference.outer_ns;
-  double cand_share = candidate.inner_ns / candidate.outer_ns;
-  double ref_gap = std::max(0.0, reference.outer_ns - reference.inner_ns) / reference.calls;
-  double cand_gap = std::max(0.0, candidate.outer_ns - candidate.inner_ns) / candidate.calls;
-  return cand_share < 0.5 * ref_share && cand_gap > 2 * ref_gap + kExtraPerCallNs;
-}
-
-bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, double bandwidth_gbs,
-                     std::uint64_t llc_bytes) {
-  if (bandwidth_gbs <= 0 || output_bytes <= llc_bytes) return false;
-  // bandwidth_gbs counts bytes read plus bytes written by a copy; writing
-  // alone may go up to twice as fast, hence the factor 2 in its favour.
-  double fastest_ns = static_cast<double>(output_bytes) / (2 * bandwidth_gbs);  // GB/s == bytes/ns
-  return candidate_median_ns < fastest_ns;
-}
-
-std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own_cpu_s) {
-  if (usage.cores == 0 || usage.total_s <= 0) return std::nullopt;
-  return std::clamp((usage.busy_s - own_cpu_s) / usage.total_s, 0.0, 1.0);
-}
-
-bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor) {
-  if (!speedup.ci95 || !noise_floor.ci95) return false;
-  return speedup.ci95->lo <= noise_floor.ci95->hi && speedup.ci95->hi >= noise_floor.ci95->lo;
 }
 
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,

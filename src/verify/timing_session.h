@@ -20,6 +20,7 @@
 #include "util/cpu_stat.h"
 #include "worker/protocol.h"
 #include "verify/stats.h"
+#include "verify/timing_checks.h"
 
 namespace kgym::verify {
 
@@ -33,15 +34,32 @@ enum class TimedSide { kReference, kCandidate, kTwin, kCandidateTwin };
 using Exchange =
     std::function<std::optional<Message>(TimedSide side, const Message& request, std::string_view what)>;
 
+// What the timing needs of the verification: every timed and warm-up call
+// gets an input set of its own, drawn by the reference worker (op `sets`)
+// from the problem's get_inputs() under a seed of `set_seeds`, so no call
+// of either side sees values an earlier one saw.
 struct TimingInputs {
-  std::string blob;                // serialized inputs, relayed to both sides
   std::uint64_t output_bytes = 0;  // bytes of one call's outputs
-  std::uint64_t check_seed = 0;    // picks which timed call of a batch is re-checked
+  std::uint64_t set_bytes = 0;     // bytes of one serialized input set
+  std::uint64_t check_seed = 0;    // seeds the choice of checked and traced calls, with the OS's entropy
+  std::uint64_t set_seeds = 0;     // the first input set's seed; later ones follow from it
+  std::string backend = "cpu";     // for the op trace's glue allow-list
+  bool check_op_trace = true;      // false when the candidate slot runs the reference itself
+};
+
+// What the timing did to keep its figures honest, for the log and tests.
+struct TimingCounts {
+  int input_sets = 0;     // sets made for warm-up, timed and probe calls
+  double make_s = 0;      // making them, on the parent's clock
+  int checked_calls = 0;  // timed calls whose outputs were compared
+  int traced_calls = 0;   // calls of the candidate run under the op trace
 };
 
 struct TimingOutcome {
   std::optional<Performance> performance;  // set when timing finished
+  TimingCounts counts;
   std::string mismatch;                    // set when a timed call's output differs
+  std::optional<CheatFinding> cheat;       // a runtime finding of the timing (clock, op trace, memoization)
   bool call_failed = false;                // the exchange failed; it holds the reason
 };
 
@@ -60,13 +78,6 @@ struct CoreLoadProbe {
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
                          const std::function<void(const std::string&)>& note, const CoreLoadProbe& load = {});
 
-// The share (0..1) of the cores' capacity that other processes used: their
-// busy time less what this verification itself spent (`own_cpu_s`: both
-// workers and the parent), over the elapsed core time. nullopt when no core
-// time elapsed. Tick counters are coarse (10 ms), so a share of a few
-// percent is within their resolution.
-std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own_cpu_s);
-
 // `contended`: other processes took more than this share of the leased
 // cores while timing ran, so both sides were preempted and the times (and
 // their intervals) describe a busy machine, not the kernels.
@@ -76,36 +87,6 @@ inline constexpr double kContendedShare = 0.10;
 // candidate twin, then the mirror image, so that in a unit of two rounds
 // each pair of workers takes both orders (see paired_speedup_estimate).
 std::array<TimedSide, 4> round_order(int round);
-
-// ---- Plausibility checks of a timing, as pure functions over what the parent
-// observed. Each returns true when the flag it names should be raised.
-
-// What one side's timed batches added up to: the worker's own per-call
-// times (inner) and the parent's steady clock around each request (outer).
-struct ClockTotals {
-  double inner_ns = 0;  // sum of the per-call times the worker reported
-  double outer_ns = 0;  // sum of request-to-response times the parent measured
-  int calls = 0;        // timed calls in those batches
-};
-
-// `outer_clock_mismatch`: a side reports more time inside its calls than
-// passed outside them (the inner clock lies), or the candidate's calls leave
-// far more time unaccounted for than the reference's while its inner share
-// is implausibly small (work moved outside the timed window). Both sides
-// pay the same cloning, cache flushing and protocol cost per call, so their
-// unaccounted time per call should be alike.
-bool outer_clock_mismatch(const ClockTotals& reference, const ClockTotals& candidate);
-
-// `impossible_time`: the candidate's median call is shorter than writing
-// its outputs once at the measured memory bandwidth allows. Outputs that fit
-// in the last-level cache can be written faster than memory, so they are
-// never flagged.
-bool impossible_time(double candidate_median_ns, std::uint64_t output_bytes, double bandwidth_gbs,
-                     std::uint64_t llc_bytes);
-
-// `within_noise`: the speedup's interval overlaps the spread of an A/A
-// noise floor, so it cannot be told apart from a side against itself.
-bool within_noise(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor);
 
 // `excessive_speedup`: more than this is rare enough to deserve a look.
 inline constexpr double kExcessiveSpeedup = 10.0;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <chrono>
 #include <memory>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +16,10 @@ namespace kgym::verify {
 namespace {
 
 constexpr double kCallNs = 1e6;  // every scripted call takes 1 ms
+
+bool candidate_side_for_test(TimedSide side) {
+  return side == TimedSide::kCandidate || side == TimedSide::kCandidateTwin;
+}
 
 // One core whose busy time is what the scripted workers report using plus
 // `foreign_s` of other processes' work (from the second reading on), and
@@ -78,7 +84,7 @@ VerifierConfig short_timing() {
 std::optional<Performance> timed_with_twins(double twin_factor, double candidate_twin_factor) {
   auto core = std::make_shared<FakeCore>();
   return run_timing(
-             short_timing(), TimingInputs{.blob = "x"},
+             short_timing(), TimingInputs{},
              scripted_workers(core, kCallNs, twin_factor, candidate_twin_factor), [](const std::string&) {},
              scripted_cores(core))
       .performance;
@@ -91,7 +97,7 @@ bool has_flag(const Performance& p, const std::string& flag) {
 TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
   auto core = std::make_shared<FakeCore>(FakeCore{.foreign_s = 0.5});
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {},
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
@@ -105,7 +111,7 @@ TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
   // The workers use several threads: 8 ms of CPU per 1 ms call.
   auto core = std::make_shared<FakeCore>();
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, 8 * kCallNs),
+      short_timing(), TimingInputs{}, scripted_workers(core, 8 * kCallNs),
       [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
@@ -118,53 +124,187 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   CoreLoadProbe probe;
   probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
   auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "x"}, scripted_workers(core, kCallNs), [](const std::string&) {},
-      probe);
-  ASSERT_TRUE(outcome.performance);
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs),
+      [](const std::string&) {}, probe);
+  ASSERT_TRUE(outcome.performance) << outcome.mismatch << (outcome.cheat ? outcome.cheat->evidence : "");
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
   EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
 }
 
-TEST(TimingSession, InputsTravelOncePerSideAndBatchesStartWarm) {
+TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  struct Seen {
-    int with_inputs = 0, without = 0, rewarmed = 0, timed = 0;
-  };
-  auto seen = std::make_shared<std::array<Seen, 4>>();
+  // Per side, the seeds of every set it was handed (the scripted reference
+  // serializes a group as the JSON list of its seeds).
+  auto seen = std::make_shared<std::array<std::vector<std::uint64_t>, 4>>();
   auto order = std::make_shared<std::vector<TimedSide>>();
-  Exchange recording = [&, seen, order](TimedSide side, const Message& request, std::string_view what) {
+  auto masks_ok = std::make_shared<bool>(true);
+  auto traced = std::make_shared<int>(0);
+  auto rewarmed = std::make_shared<int>(0);
+  auto timed = std::make_shared<int>(0);
+  Exchange recording = [=](TimedSide side, const Message& request, std::string_view what) {
     if (request.header.value("op", "") == "time") {
-      Seen& s = (*seen)[static_cast<std::size_t>(side)];
-      if (what == "timing") order->push_back(side);
-      (request.payloads.empty() ? s.without : s.with_inputs)++;
+      EXPECT_EQ(request.payloads.size(), 2u);  // the sets and the trace mask
+      auto seeds = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
+      int positions = request.header.value("calls", 0) + request.header.value("warmup", 0);
+      EXPECT_EQ(static_cast<int>(seeds.size()), positions);
+      const std::string& mask = request.payloads.at(1);
       if (what == "timing") {
-        ++s.timed;
-        s.rewarmed += request.header.value("warmup", 0) > 0;
+        order->push_back(side);
+        ++*timed;
+        *rewarmed += request.header.value("warmup", 0) > 0;
+        *masks_ok = *masks_ok && std::count(mask.begin(), mask.end(), '\1') <= 1;
+        *traced += std::count(mask.begin(), mask.end(), '\1');
       }
+      if (what != "probing for memoization") {
+        auto& into = (*seen)[static_cast<std::size_t>(side)];
+        into.insert(into.end(), seeds.begin(), seeds.end());
+      }
+      EXPECT_FALSE(request.header.contains("trace"));  // nothing in the header tells
     }
     return answer(side, request, what);
   };
-  auto outcome = run_timing(
-      short_timing(), TimingInputs{.blob = "inputs"}, recording, [](const std::string&) {},
-      scripted_cores(core));
-  ASSERT_TRUE(outcome.performance);
-  for (const Seen& s : *seen) {
-    EXPECT_EQ(s.with_inputs, 1);  // the first request stages them
-    EXPECT_GT(s.without, 0);
-    EXPECT_GT(s.timed, 0);
-    EXPECT_EQ(s.rewarmed, s.timed);  // every timed batch begins with untimed calls
-  }
-  EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>((*seen)[0].timed));
-  ASSERT_EQ(outcome.performance->rounds_ms.front().size(), 4u);
-  EXPECT_DOUBLE_EQ(outcome.performance->rounds_ms.front()[0], kCallNs / 1e6);
-  // Rounds R C T D, then D T C R: each pair of workers takes both orders
-  // per unit.
+  auto outcome =
+      run_timing(short_timing(), TimingInputs{.set_seeds = 99}, recording, [](const std::string&) {},
+                 scripted_cores(core));
+  ASSERT_TRUE(outcome.performance) << outcome.mismatch;
+  EXPECT_FALSE(outcome.cheat);
+  EXPECT_TRUE(*masks_ok);  // at most one traced call per batch
+  EXPECT_GT(*traced, 0);
+  EXPECT_EQ(*rewarmed, *timed);
   using enum TimedSide;
+  auto in = [&](TimedSide side) { return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
+                                                                 (*seen)[static_cast<std::size_t>(side)].end()); };
+  // No worker sees a set twice outside the probe.
+  for (TimedSide side : {kReference, kCandidate, kTwin, kCandidateTwin})
+    EXPECT_EQ(in(side).size(), (*seen)[static_cast<std::size_t>(side)].size());
+  // The candidate and its twin (which share a directory) never share a set.
+  for (std::uint64_t seed : in(kCandidate)) EXPECT_FALSE(in(kCandidateTwin).contains(seed));
+  EXPECT_GT(outcome.counts.input_sets, 0);
+  EXPECT_GT(outcome.counts.checked_calls, 0);
+  EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>(*timed / 4));
   ASSERT_GE(order->size(), 8u);
   EXPECT_EQ(std::vector<TimedSide>(order->begin(), order->begin() + 8),
             (std::vector<TimedSide>{kReference, kCandidate, kTwin, kCandidateTwin, kCandidateTwin, kTwin,
                                     kCandidate, kReference}));
+}
+
+TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange library_in_timing = [=](TimedSide side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time" && side == TimedSide::kCandidate && what == "timing") {
+      const std::string& mask = request.payloads.at(1);
+      if (auto position = mask.find('\1'); position != std::string::npos)
+        reply->header["traced"] = {{{"position", static_cast<int>(position)}, {"op_trace", {{"aten.relu", 1}}}}};
+    }
+    return reply;
+  };
+  auto outcome = run_timing(short_timing(), TimingInputs{}, library_in_timing, [](const std::string&) {},
+                            scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.op_trace");
+  EXPECT_NE(outcome.cheat->evidence.find("aten.relu"), std::string::npos);
+}
+
+TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSeed) {
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange wrong = [=](TimedSide side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "fetch") {
+      // One float32 output per call: 1.0 from the reference, 2.0 from the candidate.
+      float value = candidate_side_for_test(side) ? 2.0f : 1.0f;
+      for (auto& call : reply->header["calls"]) {
+        call["outputs"] = {{{"dtype", "float32"}, {"shape", {1}}}};
+        reply->payloads.emplace_back(reinterpret_cast<const char*>(&value), sizeof value);
+      }
+    }
+    return reply;
+  };
+  auto outcome =
+      run_timing(short_timing(), TimingInputs{}, wrong, [](const std::string&) {}, scripted_cores(core));
+  EXPECT_FALSE(outcome.performance);
+  EXPECT_NE(outcome.mismatch.find("input set seed"), std::string::npos) << outcome.mismatch;
+  EXPECT_NE(outcome.mismatch.find("timed call"), std::string::npos);
+}
+
+TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  // The candidate's worker claims its batches took almost no time, while
+  // the parent waits 2 ms for each.
+  Exchange slow = [=](TimedSide side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time") {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      reply->header["elapsed_ns"] = candidate_side_for_test(side) ? 100'000.0 : 2'000'000.0;
+    }
+    return reply;
+  };
+  auto outcome = run_timing(short_timing(), TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.clock");
+  EXPECT_NE(outcome.cheat->evidence.find("parent's clock"), std::string::npos);
+}
+
+TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
+  ClockTotals reference{.outer_ns = 100e6, .worker_ns = 99e6, .inner_ns = 50e6, .calls = 100, .batches = 10};
+  ClockTotals candidate = reference;
+  OverheadRounds honest{.excess_ns = {1'000, -2'000, 500}, .aa_ns = {1'000, 1'500}, .reference_ns = {100'000}};
+  EXPECT_FALSE(clock_finding(reference, candidate, honest, 500'000));
+  // 0.4 ms per call moved from inside the timer to outside it: the totals
+  // agree, the time between calls does not.
+  OverheadRounds moved{.excess_ns = {400'000, 390'000, 410'000}, .aa_ns = {1'000}, .reference_ns = {100'000}};
+  auto found = clock_finding(reference, candidate, moved, 100'000);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->rule, "runtime.clock");
+  // The same excess among four rounds as noisy as it is proves nothing.
+  OverheadRounds noisy{.excess_ns = {400'000, -300'000, 500'000, 390'000},
+                       .aa_ns = {400'000, -450'000, 380'000, -420'000},
+                       .reference_ns = {100'000}};
+  EXPECT_FALSE(clock_finding(reference, candidate, noisy, 100'000));
+  // A clock running at an eighth of the speed.
+  reference.gap_ns = {1e5, 2e5, 1e5};
+  reference.gap_share = {0.01, 0.02, 0.01};
+  ClockTotals slow = reference;
+  slow.worker_ns = reference.outer_ns / 8;
+  slow.gap_ns = {8.75e6, 8.7e6, 8.8e6};
+  slow.gap_share = {0.875, 0.87, 0.88};
+  EXPECT_TRUE(clock_finding(reference, slow, honest, 500'000));
+  // One batch whose reply came late on a busy machine is no slow clock.
+  ClockTotals late = reference;
+  late.gap_ns = {1e5, 30e6, 2e5};
+  late.gap_share = {0.01, 0.75, 0.02};
+  EXPECT_FALSE(clock_finding(reference, late, honest, 500'000));
+  ClockTotals ahead = reference;
+  ahead.worker_ns = reference.outer_ns * 1.5;
+  EXPECT_TRUE(clock_finding(reference, ahead, honest, 500'000));
+}
+
+TEST(TimingChecks, MemoizationNeedsAMarkedGapBeyondTheNoiseFloors) {
+  MemoProbe honest{.candidate_seen_ns = 1e6, .candidate_unseen_ns = 1.1e6, .reference_seen_ns = 1e6,
+                   .reference_unseen_ns = 1e6};
+  EXPECT_FALSE(memoization_finding(honest, std::nullopt, std::nullopt));
+  MemoProbe memo{.candidate_seen_ns = 0.05e6, .candidate_unseen_ns = 1e6, .reference_seen_ns = 1e6,
+                 .reference_unseen_ns = 1e6};
+  auto found = memoization_finding(memo, std::nullopt, std::nullopt);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->rule, "runtime.memoization");
+  // A noise floor wider than the gap leaves it unproven.
+  SpeedupEstimate wide{.median = 1, .ci95 = Interval{0.04, 25}};
+  EXPECT_FALSE(memoization_finding(memo, wide, std::nullopt));
+}
+
+TEST(TimingChecks, ImpossibleTimeOnlyBeyondTheCache) {
+  EXPECT_FALSE(impossible_time_finding(1, 1 << 20, 10, 32 << 20));  // fits in the cache
+  EXPECT_FALSE(impossible_time_finding(10e6, 64ull << 20, 10, 32 << 20));
+  auto found = impossible_time_finding(1e3, 64ull << 20, 10, 32 << 20);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->rule, "runtime.impossible_time");
 }
 
 TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {

@@ -223,8 +223,12 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
 std::expected<void, Failure> Verification::measure_performance() {
   auto inputs = reference_trial(derive_seed(req_.run_seed, 1000), "given", "preparing timing inputs");
   if (!inputs) return std::unexpected(inputs.error());
-  TimingInputs timing_inputs{.blob = std::move(inputs->payloads.at(0)),
-                             .check_seed = derive_seed(req_.run_seed, 2000)};
+  // This trial's inputs size the batches; the timed calls get sets of their own.
+  TimingInputs timing_inputs{.set_bytes = inputs->payloads.at(0).size(),
+                             .check_seed = derive_seed(req_.run_seed, 2000),
+                             .set_seeds = derive_seed(req_.run_seed, 4000),
+                             .backend = req_.config.backend,
+                             .check_op_trace = req_.op_trace && !req_.candidate_is_reference};
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
 
@@ -252,6 +256,11 @@ std::expected<void, Failure> Verification::measure_performance() {
     return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
+  if (result_.runtime) {
+    for (const char* check : {"fresh_timing_inputs", "timed_outputs", "timed_op_trace", "clock", "memoization"})
+      result_.runtime->checks.push_back(check);
+  }
+  if (outcome.cheat) return std::unexpected(runtime_cheat(std::move(*outcome.cheat), "timing"));
   return {};
 }
 
