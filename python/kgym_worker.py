@@ -39,6 +39,7 @@ from kgym_worker_devices import (
     signed_normal_inputs,
     tensor_bytes,
 )
+from kgym_worker_lease import LeaseCheck, forbid_affinity_changes
 from kgym_worker_lint import lint_problem
 from kgym_worker_runtime import EscapeGuard, cheat_error, make_op_trace, observe_call, pristine_copy
 
@@ -212,6 +213,10 @@ class Side:
         # The inputs of the timed calls: a `time` request with a payload
         # stages them, later ones without a payload reuse them.
         self.timing_inputs = None
+        # The candidate's lease check around its timed calls (None for the
+        # trusted reference), made at its first timed batch.
+        self.lease_check = None
+        self.watch_lease = False
 
     def forward(self, inputs):
         import torch
@@ -284,13 +289,18 @@ class Side:
         import torch
 
         model = self.model
+        if self.watch_lease and self.lease_check is None:
+            self.lease_check = LeaseCheck(torch)
+        lease = self.lease_check
         try:
             # no_grad is entered once, outside the timed window.
             with torch.no_grad():
                 samples, kept = self.backend.time_calls(
                     lambda args: model(*args), fresh_inputs, int(header.get("warmup", 0)), int(header["calls"]),
-                    keep_call, bool(header.get("cache_flush", False)),
+                    keep_call, bool(header.get("cache_flush", False)), lease.after_call if lease else None,
                 )
+            if lease:
+                lease.end_batch()
         except WorkerError:
             raise
         except Exception as exc:
@@ -423,6 +433,13 @@ def serve(args):
             guard = EscapeGuard(args.scratch)
             guard.install()
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
+        if args.role == "candidate":
+            # Pinned to the lease by the backend just now; from here on the
+            # cores are final (python/kgym_worker_lease.py).
+            side.watch_lease = True
+            unfiltered = forbid_affinity_changes()
+            if unfiltered:
+                log(f"lease: {unfiltered}; affinity is checked after every timed call instead")
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
              "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),

@@ -133,14 +133,18 @@ class CpuBackend:
         self.synchronize()
         return time.perf_counter_ns() - start
 
-    def time_calls(self, fn, fresh_inputs, warmup, calls, keep_call=-1, flush=False):
+    def time_calls(self, fn, fresh_inputs, warmup, calls, keep_call=-1, flush=False, after_call=None):
         """Runs `warmup` untimed then `calls` timed calls of fn(fresh_inputs()).
+        `after_call`, when given, runs after every call, outside its timer
+        (the candidate's lease check, python/kgym_worker_lease.py).
 
         Returns (per-call nanoseconds, a copy of the output of timed call
         `keep_call` (see copy_out) or None)."""
+        after_call = after_call or (lambda: None)
         for _ in range(warmup):
             fn(fresh_inputs())
             self.synchronize()
+            after_call()
         samples, kept = [], None
         for index in range(calls):
             args = fresh_inputs()
@@ -152,6 +156,7 @@ class CpuBackend:
             if index == keep_call:
                 kept = self.copy_out(output)
             del output, args
+            after_call()
         return samples, kept
 
     def copy_out(self, output):

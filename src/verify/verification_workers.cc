@@ -143,7 +143,7 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
     argv = util::sandboxed_argv(box_.policy, argv);
   }
   return WorkerSpec{
-      .argv = argv,
+      .argv = entering_lease(role, std::move(argv)),
       .env = worker_env,
       .cwd = dir,
       .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
@@ -172,6 +172,7 @@ std::expected<void, Failure> Verification::start_workers() {
     }
     note(box_.description);
   }
+  if (!reference_ || !candidate_) ensure_lease_groups();
   // Both start now so their Python/torch startup overlaps.
   if (!reference_) {
     auto reference = WorkerProcess::spawn(cold_spec(Role::kReference, threads));
@@ -272,6 +273,7 @@ std::expected<void, Failure> Verification::start_twins() {
   }
   for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
     if (slot(role)) continue;
+    ensure_lease_groups();
     auto spawned = WorkerProcess::spawn(cold_spec(role, threads));
     if (!spawned) return std::unexpected(Failure{Verdict::kHarnessError, spawned.error()});
     slot(role).emplace(std::move(*spawned));

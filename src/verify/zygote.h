@@ -40,6 +40,8 @@ class Zygote {
   bool alive();
   const std::optional<ChildExit>& exit() const { return child_.exit(); }
   const std::filesystem::path& socket_path() const { return socket_path_; }
+  // The pid of the process started (the sandbox's outermost one, if boxed).
+  pid_t pid() const { return child_.pid(); }
 
  private:
   Zygote(ChildProcess child, std::filesystem::path socket_path)
