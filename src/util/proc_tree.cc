@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -19,7 +20,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   ProcStat stat;
   auto [pid_end, pid_ec] = std::from_chars(text.data(), text.data() + text.size(), stat.pid);
   if (pid_ec != std::errc{}) return std::nullopt;
-  std::vector<std::uint64_t> fields;  // from ppid (field 4) on
+  std::vector<long long> fields;  // from ppid (field 4) on; tpgid may be -1
   std::size_t i = close + 1;
   int index = 3;  // the state letter is field 3
   while (i < text.size() && fields.size() < 14) {
@@ -27,7 +28,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
     std::size_t end = text.find(' ', i);
     if (end == std::string_view::npos) end = text.size();
     if (index >= 4) {
-      std::uint64_t value = 0;
+      long long value = 0;
       auto [p, ec] = std::from_chars(text.data() + i, text.data() + end, value);
       if (ec != std::errc{}) return std::nullopt;
       fields.push_back(value);
@@ -38,7 +39,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   if (fields.size() < 14) return std::nullopt;
   stat.ppid = static_cast<pid_t>(fields[0]);
   // utime, stime, cutime, cstime are fields 14-17: offsets 10-13 from ppid.
-  stat.ticks = fields[10] + fields[11] + fields[12] + fields[13];
+  for (std::size_t f = 10; f < 14; ++f) stat.ticks += static_cast<std::uint64_t>(std::max(0LL, fields[f]));
   return stat;
 }
 
