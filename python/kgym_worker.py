@@ -40,6 +40,7 @@ from kgym_worker_devices import (
     signed_normal_inputs,
     tensor_bytes,
 )
+from kgym_worker_lease import LeaseCheck, forbid_affinity_changes
 from kgym_worker_lint import lint_problem
 from kgym_worker_runtime import (
     TIMING_METHODS,
@@ -226,6 +227,10 @@ class Side:
         self.channel = None
         # The outputs of the last `time` request's timed calls.
         self.kept = []
+        # The candidate's lease check around its timed calls (None for the
+        # trusted reference), made at its first timed batch.
+        self.lease_check = None
+        self.watch_lease = False
 
     def forward(self, inputs):
         import torch
@@ -293,14 +298,19 @@ class Side:
         import torch
 
         model = self.model
+        if self.watch_lease and self.lease_check is None:
+            self.lease_check = LeaseCheck(torch)
+        lease = self.lease_check
         self.kept = []
         try:
             # no_grad is entered once, outside the timed window.
             with torch.no_grad():
                 samples, untimed_ns, self.kept, traces = self.backend.time_calls(
                     lambda args: model(*args), fresh_inputs, warmup, calls, traced, make_op_trace,
-                    bool(header.get("cache_flush", False)),
+                    bool(header.get("cache_flush", False)), lease.after_call if lease else None,
                 )
+            if lease:
+                lease.end_batch()
         except WorkerError:
             raise
         except Exception as exc:
@@ -479,7 +489,13 @@ def serve(args):
             clock_guard.install(list(BACKENDS.values()), [Side, CandidateSide])
             clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
             clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
-            clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward", "run_forward"], "worker")
+            clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward"], "worker")
+            # Pinned to the lease by the backend just now; from here on the
+            # cores are final (python/kgym_worker_lease.py).
+            side.watch_lease = True
+            unfiltered = forbid_affinity_changes()
+            if unfiltered:
+                log(f"lease: {unfiltered}; affinity is checked after every timed call instead")
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
              "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),

@@ -139,7 +139,7 @@ class CpuBackend:
         self.synchronize()
         return now_ns() - start
 
-    def time_calls(self, fn, fresh_inputs, warmup, calls, traced=(), trace=None, flush=False):
+    def time_calls(self, fn, fresh_inputs, warmup, calls, traced=(), trace=None, flush=False, after_call=None):
         """Runs `warmup` untimed then `calls` timed calls; call i (counting the
         untimed ones) is fn(fresh_inputs(i)).
 
@@ -149,7 +149,10 @@ class CpuBackend:
         time between calls from the time inside them. Returns (per timed
         call nanoseconds, None for a traced one; the untimed calls'
         nanoseconds together; each timed call's output, copied as copy_out
-        does; the traced positions' op counts)."""
+        does; the traced positions' op counts). `after_call`, when given,
+        runs after every call, outside its timer (the candidate's lease
+        check, python/kgym_worker_lease.py)."""
+        after_call = after_call or (lambda: None)
         traced = set(traced) if trace is not None else set()
         samples, kept, traces, untimed_ns = [], [], [], 0
         for position in range(warmup + calls):
@@ -180,6 +183,7 @@ class CpuBackend:
             if timed:
                 kept.append(self.copy_out(output, position - warmup))
             del output, args
+            after_call()
         return samples, untimed_ns, kept, traces
 
     def copy_out(self, output, slot=0):

@@ -1,5 +1,5 @@
 // `kgym zygote-run`: runs one `kgym_worker.py` mode in a process forked
-// from a warm worker parent and exits with its status (verify/zygote.h
+// from a warm worker parent and exits with its status (worker/zygote.h
 // run_forked). `kgym run` starts it for the reference probe so a probe does
 // not pay a Python and torch start; not meant to be typed by hand, so it is
 // hidden from --help.

@@ -278,7 +278,8 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
                                           .sandbox = config.sandbox,
                                           .sandbox_mode = *sandbox,
                                           .hidden = sched.candidate_hidden,
-                                          .log_dir = record->dir / ".kgym"});
+                                          .log_dir = record->dir / ".kgym",
+                                          .devices = config.devices});
     if (pool) {
       warm_pool = std::move(*pool);
       sched.warm_pool = warm_pool.get();

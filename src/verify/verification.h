@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/cgroup.h"
+#include "verify/lease.h"
 #include "worker/candidate_sandbox.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
@@ -78,6 +80,13 @@ class Verification {
   // The environment every worker gets on top of the parent's.
   std::vector<std::string> worker_env_overrides(int threads) const;
   WorkerSpec cold_spec(Role role, int threads) const;
+  // verification_lease.cc: the cgroups of cold workers (made once, before
+  // the first cold spawn), the argv that enters the role's group, and the
+  // watch over the candidate's CPU time during the timing.
+  void ensure_lease_groups();
+  std::vector<std::string> entering_lease(Role role, std::vector<std::string> argv) const;
+  std::optional<LeaseWatch> make_lease_watch();
+  bool lease_applies() const;
   // `host` (a file the candidate must read) as the candidate worker sees it.
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();
@@ -124,6 +133,11 @@ class Verification {
   void finish_logs();
 
   const VerifyRequest& req_;
+  // Declared before the workers, so that a group outlives them and then
+  // kills whatever of theirs is left in it.
+  std::optional<util::CpuCgroup> reference_group_;
+  std::optional<util::CpuCgroup> candidate_group_;
+  bool lease_groups_tried_ = false;
   Clock::time_point start_;
   Deadline deadline_;
   CaseResult result_;

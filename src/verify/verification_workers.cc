@@ -1,7 +1,7 @@
 // Starting the workers of a verification: forked from the device's warm
-// zygotes when the request names them (verify/warm_pool.h), else — or when
+// zygotes when the request names them (worker/warm_pool.h), else — or when
 // a zygote fails — spawned cold. Either way the reference is trusted and
-// the candidate runs boxed (verify/candidate_sandbox.h), and the startup
+// the candidate runs boxed (worker/candidate_sandbox.h), and the startup
 // requests (load, import, build) are the same. So are the twins a timing
 // starts: a second reference and a second candidate worker.
 #include <unistd.h>
@@ -147,7 +147,7 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
     argv = util::sandboxed_argv(box_.policy, argv);
   }
   return WorkerSpec{
-      .argv = argv,
+      .argv = entering_lease(role, std::move(argv)),
       .env = worker_env,
       .cwd = dir,
       .log_path = req_.scratch_dir / fmt::format("{}.log", role_name(role)),
@@ -176,6 +176,7 @@ std::expected<void, Failure> Verification::start_workers() {
     }
     note(box_.description);
   }
+  if (!reference_ || !candidate_) ensure_lease_groups();
   // Both start now so their Python/torch startup overlaps.
   if (!reference_) {
     auto reference = WorkerProcess::spawn(cold_spec(Role::kReference, threads));
@@ -276,6 +277,7 @@ std::expected<void, Failure> Verification::start_twins() {
   }
   for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
     if (slot(role)) continue;
+    ensure_lease_groups();
     auto spawned = WorkerProcess::spawn(cold_spec(role, threads));
     if (!spawned) return std::unexpected(Failure{Verdict::kHarnessError, spawned.error()});
     slot(role).emplace(std::move(*spawned));

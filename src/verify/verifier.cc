@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <fstream>
 #include <thread>
@@ -184,6 +186,14 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       if (!is_candidate(role)) {
         return {Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what)};
       }
+      if (exit && exit->signaled && exit->code == SIGSYS) {
+        // The candidate worker's seccomp filter (python/kgym_worker_lease.py)
+        // kills a process that asks to change its CPU affinity.
+        return runtime_cheat(CheatFinding{"runtime.lease", "runtime",
+                                          "the candidate's process was killed by SIGSYS: it called "
+                                          "sched_setaffinity, which the lease forbids (its cores are fixed)"},
+                             what);
+      }
       if (exit && exit->signaled) {
         return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
       }
@@ -236,24 +246,51 @@ std::expected<void, Failure> Verification::measure_performance() {
   if (auto started = start_twins(); !started) return std::unexpected(started.error());
 
   std::optional<Failure> failure;
+  // The lease is watched around every request (verify/lease.h): a finding
+  // fails the request, which ends the timing.
+  auto lease = make_lease_watch();
+  auto lease_now = [] {
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
   Exchange exchange = [&](TimedSide side, const Message& request,
                           std::string_view what) -> std::optional<Message> {
     Role role = side == TimedSide::kReference   ? Role::kReference
                 : side == TimedSide::kCandidate ? Role::kCandidate
                 : side == TimedSide::kTwin      ? Role::kTwin
                                                 : Role::kCandidateTwin;
+    if (lease) {
+      if (auto finding = lease->before_request(is_candidate(role), lease_now())) {
+        failure = runtime_cheat(std::move(*finding), what);
+        return std::nullopt;
+      }
+    }
     auto reply = call(role, request, what);
-    if (reply) return std::move(*reply);
-    failure = reply.error();
-    return std::nullopt;
+    if (!reply) {
+      failure = reply.error();
+      return std::nullopt;
+    }
+    if (lease) {
+      if (auto finding = lease->after_reply(is_candidate(role), lease_now())) {
+        failure = runtime_cheat(std::move(*finding), what);
+        return std::nullopt;
+      }
+    }
+    return std::move(*reply);
   };
   // The workers are all pinned to the leased device's cores, so those are
   // the cores whose other users would disturb the timing.
   CoreLoadProbe load{.cores = reference_cores_};
   auto outcome = run_timing(
       req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); }, load);
+  if (lease) note(lease->describe());
   if (outcome.call_failed)
     return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
+  if (lease) {
+    if (auto finding = lease->finish(lease_now())) {
+      note(lease->describe());
+      return std::unexpected(runtime_cheat(std::move(*finding), "timing"));
+    }
+  }
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
   if (result_.runtime) {

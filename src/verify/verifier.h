@@ -28,7 +28,7 @@ struct VerifyRequest {
   std::map<std::string, long long> overrides;
   std::string device = "all";  // cpu: core list ("0-3", "all")
   std::uint64_t run_seed = 0;  // trial seeds are derived from it
-  // The candidate worker's OS sandbox (verify/candidate_sandbox.h) and the
+  // The candidate worker's OS sandbox (worker/candidate_sandbox.h) and the
   // directories it must not see (the dataset, the runs).
   SandboxConfig sandbox;
   std::vector<std::filesystem::path> sandbox_hidden;
@@ -45,7 +45,7 @@ struct VerifyRequest {
   // place in a second reference-role worker (A/A when it is the problem
   // itself). No static checks; not part of the request JSON.
   bool candidate_is_reference = false;
-  // The device's warm worker parents (verify/warm_pool.h), when the run
+  // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
   std::optional<WarmEndpoints> warm;
 };

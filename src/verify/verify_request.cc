@@ -85,7 +85,10 @@ json warm_json(const WarmEndpoints& w) {
           {"scratch_root", w.scratch_root.string()},
           {"scratch_inside", w.scratch_inside.string()},
           {"candidate_box", w.candidate_box},
-          {"notes", w.notes}};
+          {"notes", w.notes},
+          {"reference_cpu_usage", w.reference_cpu_usage.string()},
+          {"candidate_cpu_usage", w.candidate_cpu_usage.string()},
+          {"candidate_zygote_pid", w.candidate_zygote_pid}};
 }
 
 WarmEndpoints warm_from(const json& j) {
@@ -94,7 +97,10 @@ WarmEndpoints warm_from(const json& j) {
           .scratch_root = j.at("scratch_root").get<std::string>(),
           .scratch_inside = j.at("scratch_inside").get<std::string>(),
           .candidate_box = j.value("candidate_box", ""),
-          .notes = j.value("notes", std::vector<std::string>{})};
+          .notes = j.value("notes", std::vector<std::string>{}),
+          .reference_cpu_usage = j.value("reference_cpu_usage", ""),
+          .candidate_cpu_usage = j.value("candidate_cpu_usage", ""),
+          .candidate_zygote_pid = j.value("candidate_zygote_pid", 0)};
 }
 
 }  // namespace

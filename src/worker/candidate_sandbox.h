@@ -41,7 +41,7 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
 // with sandbox.drop_privileges and a sandbox mode other than none.
 std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode);
 
-// The box of a warm candidate zygote (verify/zygote.h), started once per
+// The box of a warm candidate zygote (worker/zygote.h), started once per
 // device: the same limits, namespaces, hidden directories and uid as
 // make_candidate_box, with `worker_dir` (the worker's script) read-only and
 // `scratch_root` writable at /tmp/kgym. Each candidate it forks gets a fresh

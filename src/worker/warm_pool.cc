@@ -73,12 +73,34 @@ std::expected<void, std::string> WarmPool::ensure(std::size_t device, bool candi
     env_overrides.insert(env_overrides.end(), box->env.begin(), box->env.end());
     argv = util::sandboxed_argv(box->policy, argv);
   }
+  argv = entering_lease(device, candidate, std::move(argv), notes);
   auto started = Zygote::start(
       argv, util::environment_with(env_overrides), sockets / fmt::format("{}.sock", role_of(candidate)),
       options_.log_dir / fmt::format("zygote-{}-{}.log", device, role_of(candidate)));
   if (!started) return std::unexpected(started.error());
   zygote.emplace(std::move(*started));
   return {};
+}
+
+std::vector<std::string> WarmPool::entering_lease(std::size_t device, bool candidate,
+                                                  std::vector<std::string> argv,
+                                                  std::vector<std::string>& notes) {
+  if (options_.backend != "cpu") return argv;
+  Device& d = devices_[device];
+  std::optional<util::CpuCgroup>& group = candidate ? d.candidate_group : d.reference_group;
+  if (!group) {
+    std::string cores = device < options_.devices.size() ? options_.devices[device] : "all";
+    auto mounts = util::usable_cgroup_mounts();
+    std::expected<util::CpuCgroup, std::string> made = std::unexpected(mounts ? "" : mounts.error());
+    if (mounts) made = util::CpuCgroup::create(*mounts, fmt::format("warm{}-{}", device, role_of(candidate)), cores);
+    if (!made) {
+      notes.push_back(fmt::format("lease: the warm {} worker parent runs without a cgroup ({})",
+                                  role_of(candidate), made.error()));
+      return argv;
+    }
+    group.emplace(std::move(*made));
+  }
+  return group->entering(argv);
 }
 
 std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device) {
@@ -95,6 +117,9 @@ std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device
   endpoints.scratch_root = root_.path() / std::to_string(device) / "scratch";
   endpoints.scratch_inside = d.scratch_inside;
   endpoints.candidate_box = d.candidate_box;
+  if (d.reference_group) endpoints.reference_cpu_usage = d.reference_group->usage_file();
+  if (d.candidate_group) endpoints.candidate_cpu_usage = d.candidate_group->usage_file();
+  endpoints.candidate_zygote_pid = d.candidate->pid();
   return endpoints;
 }
 

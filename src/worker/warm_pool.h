@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "util/cgroup.h"
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
 #include "worker/zygote.h"
@@ -36,6 +37,10 @@ struct WarmPoolOptions {
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
   std::vector<std::filesystem::path> hidden;  // hidden from the candidate zygote
   std::filesystem::path log_dir;              // zygote logs (zygote-<device>-<role>.log)
+  // Each device's cores ("0", "0-3"), by device index: on the cpu backend
+  // the zygotes of a device run in cpuset cgroups of its cores
+  // (util/cgroup.h), so every worker they fork inherits the lease.
+  std::vector<std::string> devices;
 };
 
 class WarmPool {
@@ -53,6 +58,9 @@ class WarmPool {
 
  private:
   struct Device {
+    // Before the zygotes: a group outlives the zygote it holds.
+    std::optional<util::CpuCgroup> reference_group;
+    std::optional<util::CpuCgroup> candidate_group;
     std::optional<Zygote> reference;
     std::optional<Zygote> candidate;
     std::filesystem::path scratch_inside;
@@ -60,6 +68,10 @@ class WarmPool {
   };
   explicit WarmPool(WarmPoolOptions options) : options_(std::move(options)), root_("kgym-warm") {}
   std::expected<void, std::string> ensure(std::size_t device, bool candidate,
+                                          std::vector<std::string>& notes);
+  // The argv that starts a zygote of `device` inside its lease's group
+  // (made on first use); `argv` unchanged where no cgroup can be had.
+  std::vector<std::string> entering_lease(std::size_t device, bool candidate, std::vector<std::string> argv,
                                           std::vector<std::string>& notes);
 
   WarmPoolOptions options_;

@@ -4,7 +4,7 @@
 // (docs/worker-protocol.md). stdout/stderr of the worker are appended to a
 // log file and never parsed. Every exchange has a deadline; the destructor
 // kills the worker's whole process group. A worker is either spawned cold
-// (a new interpreter) or forked from a warm zygote (verify/zygote.h); both
+// (a new interpreter) or forked from a warm zygote (worker/zygote.h); both
 // speak the same protocol.
 #include <expected>
 #include <filesystem>

@@ -34,6 +34,12 @@ struct WarmEndpoints {
   std::filesystem::path scratch_inside;
   std::string candidate_box;       // the candidate zygote's box, for verify.log
   std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
+  // The lease (util/cgroup.h): the cpuacct counters of the cgroups the
+  // zygotes and all their forks run in (empty: no cgroup), and the
+  // candidate zygote's pid, whose process tree is read instead.
+  std::filesystem::path reference_cpu_usage;
+  std::filesystem::path candidate_cpu_usage;
+  int candidate_zygote_pid = 0;
 };
 
 
@@ -53,6 +59,8 @@ class Zygote {
   bool alive();
   const std::optional<ChildExit>& exit() const { return child_.exit(); }
   const std::filesystem::path& socket_path() const { return socket_path_; }
+  // The pid of the process started (the sandbox's outermost one, if boxed).
+  pid_t pid() const { return child_.pid(); }
 
  private:
   Zygote(ChildProcess child, std::filesystem::path socket_path)
