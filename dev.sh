@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Developer entry point; each command installs what is missing first.
-#   ./dev.sh demo    build kgym and run it on the bundled sample set
+#   ./dev.sh demo    build the kgym binary alone and run it on the bundled sample set
 #   ./dev.sh test    build kgym and run the whole test suite
 #   ./dev.sh build   install dependencies and build only
 #   ./dev.sh deps    install dependencies only
@@ -22,7 +22,7 @@ PACKAGES=(
 
 # Optional tools: installed when their command is missing; if that fails the
 # tests that need them are reported as skipped. npm: the real-client test
-# (tests/e2e/70_opencode_client.sh) installs the opencode CLI with it.
+# (tests/e2e/73_opencode_client.sh) installs the opencode CLI with it.
 OPTIONAL=(npm:npm)
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -56,12 +56,14 @@ deps() {
   fi
 }
 
+# build [TARGET]: every target, or only TARGET (the demo needs only kgym, not
+# the unit tests and benchmarks).
 build() {
   deps
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
-  cmake --build "$BUILD_DIR"
+  cmake --build "$BUILD_DIR" ${1:+--target "$1"}
 }
 
 cmd="${1:-}"
@@ -70,7 +72,7 @@ case "$cmd" in
   deps) deps ;;
   build) build ;;
   demo)
-    build
+    build kgym
     log "running: kgym run (bundled default config: sample problems, stored solutions)"
     set +e
     "$BUILD_DIR/kgym" run "$@"

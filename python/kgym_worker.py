@@ -233,16 +233,6 @@ class Side:
         with torch.no_grad():
             return self.model(*inputs)
 
-    def run_forward(self, inputs):
-        try:
-            output = self.forward(inputs)
-            self.backend.synchronize()
-        except WorkerError:
-            raise
-        except Exception as exc:
-            raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
-        return flatten_outputs(output)
-
     def observed_forward(self, inputs, trace):
         """One forward with the runtime observations (docs/anti-cheat.md):
         a pristine copy of the inputs is compared after the call, outputs

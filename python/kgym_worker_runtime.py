@@ -20,6 +20,7 @@ import os
 import sys
 
 from kgym_worker_common import WorkerError
+from kgym_worker_devices import flat_values
 
 # ---------------------------------------------------------------- op trace
 
@@ -90,22 +91,6 @@ def differs(before, after):
     return int((~same).sum())
 
 
-def raw_outputs(output):
-    """The forward result flattened as returned (no copies), with the
-    positions of non-tensor leaves."""
-    flat = []
-
-    def visit(value):
-        if isinstance(value, (list, tuple)):
-            for item in value:
-                visit(item)
-        else:
-            flat.append(value)
-
-    visit(output)
-    return flat
-
-
 def observe_call(inputs, pristine, output):
     """Facts about one forward call: which inputs changed, which outputs alias
     an input, which outputs are not plain dense tensors."""
@@ -124,7 +109,7 @@ def observe_call(inputs, pristine, output):
                              f"{changed} of {before.numel()} elements differ from a copy taken before the call"})
     spans = [(i, storage_span(t)) for i, t in tensor_list(inputs) if t.layout == torch.strided]
     position = 0
-    for value in raw_outputs(output):
+    for value in flat_values(output):
         here = position
         position += 1
         if isinstance(value, (bool, int, float)) or value is None:

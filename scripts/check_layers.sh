@@ -8,10 +8,10 @@ allowed() {
   case "$1" in
     util) echo "util" ;;
     core) echo "core util" ;;
-    static_check | agent | report | monitor) echo "$1 core util" ;;
-    verify) echo "verify static_check core util" ;;
-    run) echo "run agent verify static_check report core util" ;;
-    app) echo "app run agent verify static_check report monitor core util" ;;
+    static_check | agent | report | monitor | worker) echo "$1 core util" ;;
+    verify) echo "verify worker static_check core util" ;;
+    run) echo "run agent verify worker static_check report core util" ;;
+    app) echo "app run agent verify worker static_check report monitor core util" ;;
     *) echo "" ;;
   esac
 }
@@ -28,6 +28,22 @@ for dir in */; do
     fi
   done < <(grep -rnE '#include "[a-z_]+/' "$layer" || true)
 done
+# Backends are a type (core/backend.h): no layer compares a backend's name.
+while IFS= read -r hit; do
+  echo "src/$hit: compares a backend's name; ask core/backend.h's Backend instead"
+  violations=$((violations + 1))
+done < <(grep -rnE '(backend|backend_name)\)? *[!=]= *"|== *"(cpu|cuda|npu)"' --include='*.cc' --include='*.h' . |
+  grep -v '^\./core/backend\.cc:' | grep -v '_test\.cc:' | grep -vE '^[^:]+:[0-9]+: *//' | sed 's|^\./||' || true)
+
+# run/: only the loop (scheduler.*) and the campaign that creates it touch the
+# ProcessRunner; a sample's lifecycle (sample_flow.*) returns steps instead.
+while IFS= read -r hit; do
+  echo "src/$hit: uses the ProcessRunner outside the event loop (run/scheduler.*)"
+  violations=$((violations + 1))
+done < <(grep -rnw 'ProcessRunner' run --include='*.cc' --include='*.h' |
+  grep -vE '^run/(scheduler\.(h|cc)|campaign\.cc|[a-z_]*_test\.cc|[a-z_]*_test_fixture\.h):' |
+  grep -vE '^[^:]+:[0-9]+: *//' || true)
+
 if [ "$violations" -gt 0 ]; then
   echo "$violations layering violation(s); see ARCHITECTURE.md"
   exit 1

@@ -3,6 +3,7 @@
 // profiles build on `command` (profiles.cc).
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "agent/agent.h"
 #include "agent/command_agent.h"
 #include "agent/template.h"
@@ -85,7 +86,7 @@ std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentT
     // PyPTO picks its NPU from this variable.
     if (!task.device.empty()) spec.env["TILE_FWK_DEVICE_ID"] = task.device;
   }
-  spec.log_file = task.case_dir / "agent.log";
+  spec.log_file = CasePaths{task.case_dir}.agent_log();
   return AgentLaunch{spec, config_.timeout};
 }
 

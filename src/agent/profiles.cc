@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "agent/command_agent.h"
 #include "agent/template.h"
 #include "agent/transcript.h"
@@ -33,9 +34,9 @@ class ProfileAgent : public CommandAgent {
   std::optional<std::string> binary() const override { return config().binary; }
 
   std::optional<Usage> read_usage(const AgentTask& task) const override {
-    auto log = util::read_file(task.case_dir / "agent.log");
+    auto log = util::read_file(CasePaths{task.case_dir}.agent_log());
     if (!log) return std::nullopt;
-    std::filesystem::path session = task.case_dir / "session";
+    std::filesystem::path session = CasePaths{task.case_dir}.session();
     if (util::make_dirs(session))
       (void)util::write_file_atomic(session / "transcript.jsonl", json_lines(*log));
     return parse(*log);
@@ -114,8 +115,8 @@ class OpencodeAgent final : public ProfileAgent {
                                   kOpencodeWrapper,
                                   "kgym-opencode",
                                   config().binary,
-                                  (task.case_dir / "agent.log").string(),
-                                  (task.case_dir / "session").string(),
+                                  CasePaths{task.case_dir}.agent_log().string(),
+                                  CasePaths{task.case_dir}.session().string(),
                                   "--format",
                                   "json",
                                   "--title",

@@ -9,7 +9,7 @@
 
 namespace kgym::app {
 
-// Exit codes shared by every subcommand (DESIGN.md "Outputs").
+// Exit codes shared by every subcommand (README.md, "Exit codes").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitNotAllPassed = 1;
 inline constexpr int kExitUsage = 2;

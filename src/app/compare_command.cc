@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "app/command.h"
 #include "monitor/terminal.h"
 #include "report/compare.h"
@@ -28,7 +29,7 @@ struct CompareArgs {
 // The summary of one run, or nullopt after telling the user why not.
 std::optional<report::Summary> load_run(const std::string& dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(std::filesystem::path(dir) / "cases", ec)) {
+  if (!std::filesystem::is_directory(CasePaths::cases_dir(dir), ec)) {
     fmt::print(stderr,
                "kgym compare: {} is not a kgym run directory: it has no cases/ directory.\n"
                "Pass two directories `kgym run` printed at start (OUTPUT_ROOT/<run name>).\n",

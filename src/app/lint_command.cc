@@ -11,12 +11,13 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "core/backend.h"
 #include "core/case_set.h"
 #include "core/config.h"
 #include "util/temp_dir.h"
 #include "verify/lint.h"
-#include "verify/probe.h"
-#include "verify/python_env.h"
+#include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::app {
 namespace {
@@ -55,8 +56,8 @@ int run_lint(const LintOptions& options, bool from_flags) {
   auto worker = scratch.path() / "kgym_worker.py";
   if (auto written = verify::write_worker_script(worker); !written) return usage_error(written.error());
 
-  auto tolerance = config->verifier.tolerances.contains("float32") ? config->verifier.tolerances.at("float32")
-                                                                   : default_tolerance("float32");
+  Tolerance tolerance =
+      tolerance_for(config->verifier.tolerances, "float32", backend_named(config->verifier.backend));
   int with_findings = 0;
   for (const Case& c : *cases) {
     verify::LintRequest req{.python = python->python,

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "app/command.h"
 #include "monitor/terminal.h"
 #include "report/load_results.h"
@@ -17,7 +18,7 @@ namespace {
 
 int run_report_command(const std::filesystem::path& run_dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(run_dir / "cases", ec)) {
+  if (!std::filesystem::is_directory(CasePaths::cases_dir(run_dir), ec)) {
     fmt::print(stderr,
                "kgym report: {} is not a kgym run directory: it has no cases/ directory.\n"
                "Pass the directory `kgym run` printed at start (OUTPUT_ROOT/<run name>).\n",
@@ -39,8 +40,8 @@ int run_report_command(const std::filesystem::path& run_dir) {
   // Not a terminal (a log file, a pipe): wide enough that ids and reasons stay whole.
   int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
   fmt::print("{}\nwrote {}, {} and {}\n", report::summary_table(*summary, width),
-             (run_dir / "summary.json").string(), (run_dir / "summary.md").string(),
-             (run_dir / "report.html").string());
+             RunPaths{run_dir}.summary_json().string(), RunPaths{run_dir}.summary_md().string(),
+             RunPaths{run_dir}.report_html().string());
   return kExitOk;
 }
 

@@ -1,7 +1,4 @@
 // `kgym verify`: verify one candidate against one problem, outside a run.
-#include <stdlib.h>
-
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -10,9 +7,12 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "core/backend.h"
+#include "core/case_paths.h"
 #include "core/config.h"
 #include "util/fs.h"
-#include "verify/python_env.h"
+#include "util/temp_dir.h"
+#include "worker/python_env.h"
 #include "verify/verifier.h"
 
 namespace kgym::app {
@@ -40,27 +40,15 @@ struct VerifyOptions {
   bool skip_static_checks = false;
 };
 
+std::vector<std::string> backend_choices() {
+  std::vector<std::string> names;
+  for (std::string_view name : backend_names()) names.emplace_back(name);
+  return names;
+}
+
 int usage_error(const std::string& message) {
   fmt::print(stderr, "kgym verify: {}\n", message);
   return kExitUsage;
-}
-
-std::expected<std::pair<std::string, long long>, std::string> parse_override(const std::string& item) {
-  auto eq = item.find('=');
-  std::string name = item.substr(0, eq);
-  bool identifier =
-      !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-          std::string::npos;
-  long long value = 0;
-  if (eq != std::string::npos && identifier) {
-    const char* first = item.data() + eq + 1;
-    const char* last = item.data() + item.size();
-    auto [end, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc() && end == last && first != last) return std::pair{name, value};
-  }
-  return std::unexpected(
-      fmt::format("--override '{}': expected NAME=INTEGER, e.g. --override batch_size=16", item));
 }
 
 std::expected<verify::VerifyRequest, std::string> request_from_file(const std::string& file) {
@@ -84,15 +72,21 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   req.problem = fs::absolute(o.problem).lexically_normal();
   req.candidate = fs::absolute(o.candidate).lexically_normal();
   // With a config, its verifier, sandbox and problem overrides are the
-  // starting point; the flags below still win.
-  if (!o.config_file.empty() || !o.sets.empty()) {
+  // starting point; the flags below still win. --override is read by the
+  // config loader in every case (as for `kgym run` and `kgym lint`); without
+  // a config only the overrides are taken from it.
+  bool with_config = !o.config_file.empty() || !o.sets.empty();
+  if (with_config || !o.overrides.empty()) {
     ConfigSource source;
     if (!o.config_file.empty()) source.file = o.config_file;
     source.sets = o.sets;
+    source.overrides = o.overrides;
     auto config = load_config(source);
     if (!config) return std::unexpected(config.error().message);
-    req.config = config->verifier;
-    req.sandbox = config->sandbox;
+    if (with_config) {
+      req.config = config->verifier;
+      req.sandbox = config->sandbox;
+    }
     req.overrides = config->overrides;
   }
   if (o.backend) req.config.backend = *o.backend;
@@ -101,11 +95,6 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   if (o.trials > 0) req.config.trials = o.trials;
   if (o.timeout_s) req.config.timeout = std::chrono::seconds(*o.timeout_s);
   if (o.call_timeout_s) req.config.call_timeout = std::chrono::seconds(*o.call_timeout_s);
-  for (const auto& item : o.overrides) {
-    auto parsed = parse_override(item);
-    if (!parsed) return std::unexpected(parsed.error());
-    req.overrides[parsed->first] = parsed->second;
-  }
   req.device = o.device;
   req.candidate_is_reference = o.candidate_is_reference;
   req.static_checks = !o.skip_static_checks;
@@ -126,11 +115,14 @@ int run_verify(const VerifyOptions& o) {
     if (auto usable = verify::check_backend(req->python, req->config.backend); !usable)
       return usage_error(usable.error());
   }
-  bool temporary_scratch = req->scratch_dir.empty();
-  if (temporary_scratch) {
-    auto pattern = (fs::temp_directory_path() / "kgym-verify-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return usage_error("cannot create a temporary directory in " + pattern);
-    req->scratch_dir = pattern;
+  // Without a scratch dir of its own a verification gets a temporary one,
+  // kept for its log when the candidate did not pass.
+  std::optional<util::TempDir> temporary;
+  if (req->scratch_dir.empty()) {
+    temporary.emplace("kgym-verify");
+    if (temporary->path().empty())
+      return usage_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
+    req->scratch_dir = temporary->path();
   }
   CaseResult result = verify::verify_candidate(*req);
   std::string line = fmt::format("{}: {}", to_string(result.verdict), result.reason);
@@ -143,10 +135,8 @@ int run_verify(const VerifyOptions& o) {
     }
   }
   if (result.verdict != Verdict::kPass) {
-    fmt::print(stderr, "log: {}\n", (req->scratch_dir / "verify.log").string());
-  } else if (temporary_scratch) {
-    std::error_code ec;
-    fs::remove_all(req->scratch_dir, ec);
+    fmt::print(stderr, "log: {}\n", (req->scratch_dir / CasePaths::kVerifyLog).string());
+    if (temporary) temporary->keep();
   }
   return result.verdict == Verdict::kPass ? kExitOk : kExitNotAllPassed;
 }
@@ -166,7 +156,7 @@ Command add_verify_command(CLI::App& root) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--backend", options->backend, "cpu | cuda | npu (default: the config's, else cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda", "npu"}));
+      ->check(CLI::IsMember(backend_choices()));
   app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
-#include "verify/zygote.h"
+#include "worker/zygote.h"
 
 namespace kgym::app {
 namespace {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/config_sections.h"
+#include "core/backend.h"
 
 namespace kgym::config_detail {
 namespace {
@@ -37,7 +38,7 @@ std::optional<std::set<int>> parse_core_list(std::string_view text) {
 
 void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
                   std::vector<std::string>& devices) {
-  bool cpu = backend == "cpu";
+  bool cpu = backend_named(backend).devices_are_cores;
   std::string fix =
       cpu ? "list one CPU core set per device, e.g. devices: ['0-3', '4-7'], or devices: [all]"
           : fmt::format("list {} device indices, e.g. devices: [0, 1], or devices: [all]", backend);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/config_sections.h"
+#include "core/backend.h"
 
 namespace kgym {
 namespace config_detail {
@@ -14,7 +15,6 @@ constexpr std::string_view kVerifierKeys[] = {
     "backend", "python",        "mode",       "trials", "timeout_sec", "call_timeout_sec",
     "threads", "compile_cache", "tolerances", "timing", "warm_workers"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
-constexpr std::string_view kBackends[] = {"cpu", "cuda", "npu"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
 constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
 // "repetitions" is the old name of "max_repetitions" and still loads.
@@ -104,7 +104,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
 
   Mapping fields = reader.mapping(at, kVerifierKeys);
   if (auto entry = fields.get("backend")) {
-    if (auto value = reader.choice(*entry, kBackends)) verifier.backend = *value;
+    if (auto value = reader.choice(*entry, backend_names())) verifier.backend = *value;
   }
   if (auto entry = fields.get("mode")) {
     if (auto value = reader.choice(*entry, kModes)) verifier.mode = *value;
@@ -157,7 +157,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
     if (auto value = reader.choice(*entry, kWarmWorkers)) {
       verifier.warm_workers = *value;
       // Forked children cannot use an initialised CUDA or NPU runtime.
-      if (*value == "on" && verifier.backend != "cpu") {
+      if (*value == "on" && !backend_named(verifier.backend).forks_workers) {
         reader.error(*entry, fmt::format("warm_workers is on but backend is {}", verifier.backend),
                      "warm workers fork from a parent process, which the CUDA and NPU runtimes do not allow; "
                      "set warm_workers: auto (cold workers on that backend) or off");
@@ -167,16 +167,5 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
 }
 
 }  // namespace config_detail
-
-Tolerance default_tolerance(const std::string& dtype) {
-  // Tight enough that computing in a narrower type fails (float64 done in
-  // float32 errs by ~6e-8 relative; float32 done in bfloat16 by ~4e-3), loose
-  // enough for an honest kernel that reorders a long reduction.
-  if (dtype == "float64" || dtype == "complex128") return {1e-8, 1e-8};
-  if (dtype == "float32" || dtype == "complex64") return {1e-4, 1e-3};
-  if (dtype == "float16") return {1e-2, 1e-2};
-  if (dtype == "bfloat16") return {2e-2, 2e-2};
-  return {0, 0};  // integers and bool compare exactly
-}
 
 }  // namespace kgym

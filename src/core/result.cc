@@ -140,6 +140,41 @@ SamplesSummary samples_from_json(const json& j) {
   return s;
 }
 
+json to_json(const Generation& g) {
+  return {{"outcome", g.outcome},
+          {"exit_code", optional_json(g.exit_code)},
+          {"duration_s", optional_json(g.duration_s)},
+          {"agent", g.agent},
+          {"model", optional_json(g.model)},
+          {"tokens", {{"in", optional_json(g.tokens_in)}, {"out", optional_json(g.tokens_out)}}},
+          {"cost", optional_json(g.cost)},
+          {"tool_calls", optional_json(g.tool_calls)},
+          {"agent_version", optional_json(g.agent_version)},
+          {"prompt_sha256", optional_json(g.prompt_sha256)},
+          {"transcript", optional_json(g.transcript)},
+          {"stages", stages_json(g.stages)}};
+}
+
+Generation generation_from_json(const json& g) {
+  Generation gen;
+  gen.outcome = g.value("outcome", "ok");
+  gen.exit_code = optional_at<int>(g, "exit_code");
+  gen.duration_s = optional_at<double>(g, "duration_s");
+  gen.agent = g.value("agent", "");
+  gen.model = optional_at<std::string>(g, "model");
+  if (auto t = g.find("tokens"); t != g.end() && t->is_object()) {
+    gen.tokens_in = optional_at<std::int64_t>(*t, "in");
+    gen.tokens_out = optional_at<std::int64_t>(*t, "out");
+  }
+  gen.cost = optional_at<double>(g, "cost");
+  gen.tool_calls = optional_at<std::int64_t>(g, "tool_calls");
+  gen.agent_version = optional_at<std::string>(g, "agent_version");
+  gen.prompt_sha256 = optional_at<std::string>(g, "prompt_sha256");
+  gen.transcript = optional_at<std::string>(g, "transcript");
+  if (auto st = g.find("stages"); st != g.end() && st->is_array()) gen.stages = stages_from_json(*st);
+  return gen;
+}
+
 json to_json(const CaseResult& r) {
   json j;
   j["schema_version"] = r.schema_version;
@@ -194,23 +229,7 @@ json to_json(const CaseResult& r) {
   } else {
     j["performance"] = nullptr;
   }
-  if (r.generation) {
-    const Generation& g = *r.generation;
-    j["generation"] = {{"outcome", g.outcome},
-                       {"exit_code", optional_json(g.exit_code)},
-                       {"duration_s", optional_json(g.duration_s)},
-                       {"agent", g.agent},
-                       {"model", optional_json(g.model)},
-                       {"tokens", {{"in", optional_json(g.tokens_in)}, {"out", optional_json(g.tokens_out)}}},
-                       {"cost", optional_json(g.cost)},
-                       {"tool_calls", optional_json(g.tool_calls)},
-                       {"agent_version", optional_json(g.agent_version)},
-                       {"prompt_sha256", optional_json(g.prompt_sha256)},
-                       {"transcript", optional_json(g.transcript)},
-                       {"stages", stages_json(g.stages)}};
-  } else {
-    j["generation"] = nullptr;
-  }
+  j["generation"] = r.generation ? to_json(*r.generation) : nlohmann::json(nullptr);
   j["timings"] = {{"generate_s", optional_json(r.timings.generate_s)},
                   {"worker_start_s", optional_json(r.timings.worker_start_s)},
                   {"load_s", optional_json(r.timings.load_s)},
@@ -281,26 +300,8 @@ CaseResult result_from_json(const json& j) {
     perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
     r.performance = perf;
   }
-  if (auto it = j.find("generation"); it != j.end() && !it->is_null()) {
-    const json& g = *it;
-    Generation gen;
-    gen.outcome = g.value("outcome", "ok");
-    gen.exit_code = optional_at<int>(g, "exit_code");
-    gen.duration_s = optional_at<double>(g, "duration_s");
-    gen.agent = g.value("agent", "");
-    gen.model = optional_at<std::string>(g, "model");
-    if (auto t = g.find("tokens"); t != g.end() && t->is_object()) {
-      gen.tokens_in = optional_at<std::int64_t>(*t, "in");
-      gen.tokens_out = optional_at<std::int64_t>(*t, "out");
-    }
-    gen.cost = optional_at<double>(g, "cost");
-    gen.tool_calls = optional_at<std::int64_t>(g, "tool_calls");
-    gen.agent_version = optional_at<std::string>(g, "agent_version");
-    gen.prompt_sha256 = optional_at<std::string>(g, "prompt_sha256");
-    gen.transcript = optional_at<std::string>(g, "transcript");
-    if (auto st = g.find("stages"); st != g.end() && st->is_array()) gen.stages = stages_from_json(*st);
-    r.generation = gen;
-  }
+  if (auto it = j.find("generation"); it != j.end() && !it->is_null())
+    r.generation = generation_from_json(*it);
   if (auto it = j.find("timings"); it != j.end() && !it->is_null()) {
     r.timings.generate_s = optional_at<double>(*it, "generate_s");
     r.timings.worker_start_s = optional_at<double>(*it, "worker_start_s");

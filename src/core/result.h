@@ -1,6 +1,6 @@
 #pragma once
 // The per-case result record: what result.json and `kgym verify --json` hold
-// (schema in DESIGN.md "Outputs"). Plain data; absent measurements are
+// (schema in docs/results.md). Plain data; absent measurements are
 // std::nullopt and serialize as JSON null, never 0.
 #include <cstdint>
 #include <map>
@@ -200,6 +200,11 @@ struct CaseResult {
 };
 
 nlohmann::json to_json(const CaseResult& r);
+// The `generation` object of a result (also generation.json, with its
+// generate_s); generation_from_json throws nlohmann::json::exception on a
+// malformed one.
+nlohmann::json to_json(const Generation& g);
+Generation generation_from_json(const nlohmann::json& j);
 nlohmann::json samples_json(const SamplesSummary& s);
 SamplesSummary samples_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 nlohmann::json stages_json(const std::vector<StageRecord>& stages);

@@ -16,7 +16,9 @@ inline constexpr int kStateSchemaVersion = 1;
 
 struct CaseState {
   std::string id;
-  std::string phase = "pending";  // pending|probing|generating|waiting_device|verifying|done
+  // run/sample_flow.h's Phase: pending|probing|generating|checking|
+  // waiting_device|verifying|done; not_run for a case an interrupt left.
+  std::string phase = "pending";
   std::string stage;              // workflow stage name, "" when none
   int attempt = 0;
   std::optional<int> pid;

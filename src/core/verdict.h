@@ -1,5 +1,5 @@
 #pragma once
-// The closed set of case outcomes (DESIGN.md "Outputs"). A verdict is data,
+// The closed set of case outcomes (docs/results.md). A verdict is data,
 // never an exception.
 #include <optional>
 #include <string_view>

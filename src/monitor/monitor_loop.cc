@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "monitor/frame.h"
 #include "monitor/terminal.h"
 #include "util/clock.h"
@@ -105,7 +106,7 @@ WaitResult wait_until(Clock::time_point deadline, int input_fd, const RawKeys& k
 
 fs::path resolve_state_path(const fs::path& state_dir_or_file) {
   std::error_code ec;
-  if (fs::is_directory(state_dir_or_file, ec)) return state_dir_or_file / "state.json";
+  if (fs::is_directory(state_dir_or_file, ec)) return RunPaths{state_dir_or_file}.state();
   return state_dir_or_file;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "report/format.h"
 #include "report/html_plots.h"
 #include "report/svg.h"
@@ -264,15 +265,15 @@ std::string url_path(std::string_view path) {
 
 std::map<std::string, std::vector<CaseFile>> find_case_files(const fs::path& run_dir,
                                                              const std::vector<std::string>& case_ids) {
-  static const std::pair<const char*, const char*> kFiles[] = {
-      {"SPEC.md", "SPEC.md"},
-      {"prompt", "prompt.md"},
-      {"agent log", "agent.log"},
+  static const std::pair<std::string_view, std::string> kFiles[] = {
+      {"SPEC.md", std::string(CasePaths::kSpec)},
+      {"prompt", std::string(CasePaths::kPrompt)},
+      {"agent log", std::string(CasePaths::kAgentLog)},
       {"transcript", "session/transcript.jsonl"},
-      {"candidate", "candidate/model_new.py"},
-      {"generation", "generation.json"},
-      {"verify log", "verify.log"},
-      {"result", "result.json"},
+      {"candidate", std::string(CasePaths::kCandidate) + "/model_new.py"},
+      {"generation", std::string(CasePaths::kGeneration)},
+      {"verify log", std::string(CasePaths::kVerifyLog)},
+      {"result", std::string(CasePaths::kResult)},
   };
   std::map<std::string, std::vector<CaseFile>> out;
   for (const std::string& id : case_ids) {
@@ -280,7 +281,7 @@ std::map<std::string, std::vector<CaseFile>> find_case_files(const fs::path& run
     for (const auto& [label, name] : kFiles) {
       std::string relative = "cases/" + id + "/" + name;
       std::error_code ec;
-      if (fs::is_regular_file(run_dir / relative, ec)) files.push_back({label, relative});
+      if (fs::is_regular_file(run_dir / relative, ec)) files.push_back({std::string(label), relative});
     }
   }
   return out;

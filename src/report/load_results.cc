@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "report/case_order.h"
 #include "report/html_report.h"
 #include "util/fs.h"
@@ -49,7 +50,7 @@ std::expected<CaseResult, std::string> read_result(const fs::path& file) {
 
 LoadedResults load_results(const fs::path& run_dir) {
   LoadedResults loaded;
-  fs::path cases_dir = run_dir / "cases";
+  fs::path cases_dir = CasePaths::cases_dir(run_dir);
   std::error_code ec;
   if (!fs::is_directory(cases_dir, ec)) {
     loaded.errors.push_back({cases_dir, "no cases/ directory (is this a kgym run directory?)"});
@@ -58,7 +59,7 @@ LoadedResults load_results(const fs::path& run_dir) {
   for (const fs::path& level_dir : subdirectories(cases_dir, loaded.errors)) {
     for (const fs::path& case_dir : subdirectories(level_dir, loaded.errors)) {
       std::string id = level_dir.filename().string() + "/" + case_dir.filename().string();
-      fs::path file = case_dir / "result.json";
+      fs::path file = CasePaths{case_dir}.result();
       if (!fs::exists(fs::symlink_status(file, ec))) {
         loaded.unfinished_case_ids.push_back(id);
         continue;
@@ -90,10 +91,11 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
   // Reasons may quote tool output that is not valid UTF-8; replace, never throw.
   std::string json_text =
       summary_json(summary, info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (auto ok = util::write_file_atomic(run_dir / "summary.json", json_text); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_json(), json_text); !ok) {
     return std::unexpected(ok.error());
   }
-  if (auto ok = util::write_file_atomic(run_dir / "summary.md", summary_markdown(summary, info)); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_md(), summary_markdown(summary, info));
+      !ok) {
     return std::unexpected(ok.error());
   }
   HtmlReportInput html;
@@ -103,14 +105,14 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
   std::vector<std::string> ids;
   for (const CaseRow& row : summary.cases) ids.push_back(row.case_id);
   html.files = find_case_files(run_dir, ids);
-  if (auto text = util::read_file(run_dir / "run.json")) {
+  if (auto text = util::read_file(RunPaths{run_dir}.run_record())) {
     html.run_record = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (html.run_record.is_discarded()) html.run_record = nullptr;
   }
   if (info.config_path) {
     if (auto text = util::read_file(*info.config_path)) html.config_text = *text;
   }
-  if (auto ok = util::write_file_atomic(run_dir / "report.html", html_report(html)); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{run_dir}.report_html(), html_report(html)); !ok) {
     return std::unexpected(ok.error());
   }
   return summary;

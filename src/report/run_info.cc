@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "core/run_state.h"
 #include "util/clock.h"
 #include "util/fs.h"
@@ -73,12 +74,12 @@ RecoveredRunInfo recover_run_info(const std::filesystem::path& run_dir, const Lo
   info.run_dir = run_dir.string();
   std::set<std::string> selected(loaded.unfinished_case_ids.begin(), loaded.unfinished_case_ids.end());
   for (const CaseResult& r : loaded.results) selected.insert(r.case_id);
-  if (auto j = read_json(run_dir / "run.json", out.notes)) apply_run_json(*j, info, selected);
+  if (auto j = read_json(RunPaths{run_dir}.run_record(), out.notes)) apply_run_json(*j, info, selected);
   if (info.backend.empty() && !loaded.results.empty()) info.backend = loaded.results.front().backend;
   if (info.mode.empty() && !loaded.results.empty()) info.mode = loaded.results.front().mode;
 
   std::optional<std::string> state_status;
-  if (auto j = read_json(run_dir / "state.json", out.notes)) {
+  if (auto j = read_json(RunPaths{run_dir}.state(), out.notes)) {
     try {
       RunState state = run_state_from_json(*j);
       state_status = state.status;
@@ -89,7 +90,7 @@ RecoveredRunInfo recover_run_info(const std::filesystem::path& run_dir, const Lo
         info.finished_at_iso = util::iso8601_utc(state.updated_at);
       }
     } catch (const json::exception& e) {
-      out.notes.push_back(fmt::format("{}: ignored: {}", (run_dir / "state.json").string(), e.what()));
+      out.notes.push_back(fmt::format("{}: ignored: {}", RunPaths{run_dir}.state().string(), e.what()));
     }
   }
   info.selected_case_ids.assign(selected.begin(), selected.end());

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/case_paths.h"
 #include "agent/agent.h"
 #include "core/case_set.h"
 #include "core/config_record.h"
@@ -20,9 +21,9 @@
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
-#include "verify/child_process.h"
-#include "verify/probe.h"
-#include "verify/python_env.h"
+#include "worker/child_process.h"
+#include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::run {
 namespace {
@@ -57,7 +58,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   nlohmann::json previous;
   if (options.resume_dir) {
     record.dir = std::filesystem::absolute(*options.resume_dir);
-    auto text = util::read_file(record.dir / "run.json");
+    auto text = util::read_file(RunPaths{record.dir}.run_record());
     if (!text)
       return std::unexpected(
           fmt::format("{} is not a kgym run directory (no run.json)", record.dir.string()));
@@ -77,7 +78,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
     }
   } else {
     record.dir = config.output_root / config.run_name.value_or(timestamp_name());
-    if (std::filesystem::exists(record.dir / "run.json")) {
+    if (std::filesystem::exists(RunPaths{record.dir}.run_record())) {
       return std::unexpected(
           fmt::format("run directory {} already holds a run; resume it with --resume {} or choose "
                       "another output.run_name",
@@ -110,7 +111,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   std::vector<std::string> ids;
   for (const Case& c : cases) ids.push_back(c.id());
   run["cases"] = ids;
-  if (auto ok = util::write_file_atomic(record.dir / "run.json", run.dump(2) + "\n"); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{record.dir}.run_record(), run.dump(2) + "\n"); !ok) {
     return std::unexpected(ok.error());
   }
   return record;
@@ -174,7 +175,7 @@ std::string limits_line(const SandboxConfig& s) {
 }  // namespace
 
 std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir) {
-  auto text = util::read_file(run_dir / "run.json");
+  auto text = util::read_file(RunPaths{run_dir}.run_record());
   if (!text) return std::nullopt;
   nlohmann::json run = nlohmann::json::parse(*text, nullptr, false);
   if (!run.is_object()) return std::nullopt;

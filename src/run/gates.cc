@@ -9,7 +9,6 @@
 #include "agent/template.h"
 #include "static_check/python_source.h"
 #include "util/fs.h"
-#include "verify/child_process.h"
 #include "verify/static_gate.h"
 
 namespace kgym::run {
@@ -102,34 +101,62 @@ GateResult check_symbols(GateResult r, const std::string& text, const GateConfig
   return r;
 }
 
-GateResult check_command(GateResult r, const GateConfig& gate, const GateContext& context) {
-  std::vector<std::string> argv{"sh", "-c", "cd \"$0\" && exec \"$@\"", context.workdir.string()};
-  for (const std::string& arg : gate.argv) argv.push_back(agent::expand_template(arg, context.values));
-  auto run = verify::run_captured(argv, verify::Clock::now() + gate.timeout, 64 * 1024);
-  if (!run) return fail(r, run.error());
-  std::string output = run->output;
+std::string last_line(const std::string& output) {
   std::size_t end = output.find_last_not_of("\n ");
-  std::size_t start = end == std::string::npos ? 0 : output.find_last_of('\n', end);
-  std::string last = end == std::string::npos
-                         ? ""
-                         : output.substr(start == std::string::npos ? 0 : start + 1,
-                                         end - (start == std::string::npos ? 0 : start + 1) + 1);
-  if (run->exit.signaled || run->exit.code != 0)
-    return fail(r, fmt::format("ended with {}{}", run->exit.describe(), last.empty() ? "" : ": " + last));
+  if (end == std::string::npos) return "";
+  std::size_t start = output.find_last_of('\n', end);
+  std::size_t from = start == std::string::npos ? 0 : start + 1;
+  return output.substr(from, end - from + 1);
+}
+
+// What a command gate printed: the end of its log, where a verdict line
+// and the marker are.
+constexpr std::size_t kGateOutputBytes = 64 * 1024;
+
+std::string tail_of(const std::filesystem::path& log) {
+  auto text = util::read_file(log);
+  if (!text) return "";
+  return text->size() > kGateOutputBytes ? text->substr(text->size() - kGateOutputBytes) : *text;
+}
+
+}  // namespace
+
+std::string gate_name(const GateConfig& gate) {
+  return gate.kind == "command" ? fmt::format("command {}", fmt::join(gate.argv, " "))
+                                : fmt::format("{} {}", gate.kind, gate.file);
+}
+
+GateCommand gate_command(const GateConfig& gate, const GateContext& context,
+                         const std::filesystem::path& log_file) {
+  GateCommand command;
+  for (const std::string& arg : gate.argv)
+    command.spec.argv.push_back(agent::expand_template(arg, context.values));
+  command.spec.cwd = context.workdir;
+  command.spec.log_file = log_file;
+  command.timeout = gate.timeout;
+  return command;
+}
+
+GateResult command_gate_result(const GateConfig& gate, const util::ProcessExit& exit, bool timed_out,
+                               const std::string& output) {
+  GateResult r;
+  r.ok = true;
+  r.gate = gate_name(gate);
+  std::string last = last_line(output);
+  if (timed_out) return fail(r, fmt::format("timed out after {} s", gate.timeout.count()));
+  if (!exit.ok())
+    return fail(r, fmt::format("ended with {}{}", exit.describe(), last.empty() ? "" : ": " + last));
   if (!gate.marker.empty() && output.find(gate.marker) == std::string::npos)
     return fail(r, fmt::format("did not print '{}'{}", gate.marker,
                                last.empty() ? "" : " (last line: " + last + ")"));
   return r;
 }
 
-}  // namespace
-
-GateResult check_gate(const GateConfig& gate, const GateContext& context) {
+GateResult check_file_gate(const GateConfig& gate, const GateContext& context) {
   GateResult r;
   r.ok = true;
-  r.gate = gate.kind == "command" ? fmt::format("command {}", fmt::join(gate.argv, " "))
-                                  : fmt::format("{} {}", gate.kind, gate.file);
-  if (gate.kind == "command") return check_command(r, gate, context);
+  r.gate = gate_name(gate);
+  if (gate.kind == "command") return fail(r, "a command gate runs as a child (StageChecks)");
   auto text = read_nonempty(context.workdir / gate.file, gate.file);
   if (!text) return fail(r, text.error());
   if (gate.kind == "non_empty") return r;
@@ -173,16 +200,47 @@ GateResult check_gate(const GateConfig& gate, const GateContext& context) {
   return fail(r, fmt::format("unknown gate kind '{}'", gate.kind));
 }
 
-std::vector<GateResult> check_stage(const StageConfig& stage, const GateContext& context) {
-  std::vector<GateResult> results;
+StageChecks::StageChecks(const StageConfig& stage, GateContext context, std::filesystem::path log_dir)
+    : context_(std::move(context)), log_dir_(std::move(log_dir)) {
   for (const std::string& artifact : stage.artifacts) {
     GateConfig exists;
     exists.kind = "non_empty";
     exists.file = artifact;
-    results.push_back(check_gate(exists, context));
+    checks_.push_back(exists);
   }
-  for (const GateConfig& gate : stage.gates) results.push_back(check_gate(gate, context));
-  return results;
+  checks_.insert(checks_.end(), stage.gates.begin(), stage.gates.end());
+}
+
+std::optional<GateCommand> StageChecks::next() {
+  while (next_ < checks_.size()) {
+    const GateConfig& gate = checks_[next_];
+    if (gate.kind != "command") {
+      results_.push_back(check_file_gate(gate, context_));
+      ++next_;
+      continue;
+    }
+    // A fresh log per command: the marker must come from this run.
+    std::filesystem::path log = log_dir_ / fmt::format("gate{}.log", next_ + 1);
+    std::error_code ec;
+    std::filesystem::remove(log, ec);
+    if (auto made = util::make_dirs(log_dir_); !made) {
+      GateResult r;
+      r.gate = gate_name(gate);
+      results_.push_back(fail(r, made.error()));
+      ++next_;
+      continue;
+    }
+    running_log_ = log;
+    return gate_command(gate, context_, log);
+  }
+  return std::nullopt;
+}
+
+void StageChecks::command_ended(const util::ProcessExit& exit, bool timed_out) {
+  if (!running_log_ || next_ >= checks_.size()) return;
+  results_.push_back(command_gate_result(checks_[next_], exit, timed_out, tail_of(*running_log_)));
+  running_log_.reset();
+  ++next_;
 }
 
 std::string reprompt_text(const std::string& prompt, const std::vector<GateResult>& gates, int attempt,

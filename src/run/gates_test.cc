@@ -18,7 +18,7 @@ class GatesTest : public ::testing::Test {
                         std::filesystem::path(KGYM_SOURCE_DIR) / "data/sample/level1/1_ReLU.py",
                         "cpu",
                         {{"case_id", "level1/1_ReLU"}}};
-    return check_gate(gate, context);
+    return check_file_gate(gate, context);
   }
   static GateConfig gate(std::string kind, std::string file, std::vector<std::string> items = {}) {
     GateConfig g;
@@ -75,20 +75,74 @@ TEST_F(GatesTest, PythonSymbolsAreTopLevelDefinitions) {
   EXPECT_EQ(r.detail, "golden.py does not define forward, inner, fake");
 }
 
-TEST_F(GatesTest, CommandMustExitZeroAndPrintTheMarker) {
-  write("check.sh", "echo checking $1\necho GOLDEN_OK\n");
+TEST_F(GatesTest, CommandIsAChildSpecRunInTheWorkDir) {
   GateConfig g;
   g.kind = "command";
   g.argv = {"sh", "check.sh", "{case_id}"};
+  g.timeout = std::chrono::seconds(7);
+  GateContext context{dir_.path(), {}, "cpu", {{"case_id", "level1/1_ReLU"}}};
+  GateCommand command = gate_command(g, context, dir_.path() / "gate.log");
+  EXPECT_EQ(command.spec.argv, (std::vector<std::string>{"sh", "check.sh", "level1/1_ReLU"}));
+  EXPECT_EQ(command.spec.cwd, dir_.path());
+  EXPECT_EQ(command.spec.log_file, dir_.path() / "gate.log");
+  EXPECT_EQ(command.timeout, std::chrono::seconds(7));
+  EXPECT_FALSE(check(g).ok) << "a command gate never runs in-process";
+}
+
+TEST_F(GatesTest, CommandMustExitZeroAndPrintTheMarker) {
+  GateConfig g;
+  g.kind = "command";
+  g.argv = {"sh", "check.sh"};
   g.marker = "GOLDEN_OK";
-  EXPECT_TRUE(check(g).ok) << check(g).detail;
-  g.marker = "MISSING";
-  EXPECT_EQ(check(g).detail, "did not print 'MISSING' (last line: GOLDEN_OK)");
-  write("fail.sh", "echo broken for $1; exit 3\n");
-  g.argv = {"sh", "fail.sh", "{case_id}"};
-  GateResult r = check(g);
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.detail.find("broken for level1/1_ReLU"), std::string::npos) << r.detail;
+  g.timeout = std::chrono::seconds(5);
+  util::ProcessExit ok{};
+  EXPECT_TRUE(command_gate_result(g, ok, false, "checking\nGOLDEN_OK\n").ok);
+  GateResult missing = command_gate_result(g, ok, false, "checking\nall fine\n");
+  EXPECT_EQ(missing.detail, "did not print 'GOLDEN_OK' (last line: all fine)");
+  EXPECT_EQ(missing.gate, "command sh check.sh");
+  GateResult failed = command_gate_result(g, {util::ProcessExit::Kind::kExited, 3}, false,
+                                          "GOLDEN_OK\nbroken for level1/1_ReLU\n");
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.detail, "ended with exit 3: broken for level1/1_ReLU");
+  GateResult late = command_gate_result(g, {util::ProcessExit::Kind::kSignaled, 15}, true, "GOLDEN_OK\n");
+  EXPECT_EQ(late.detail, "timed out after 5 s");
+}
+
+// The stepper stops at each command gate and resumes with its exit; the
+// marker is read from the log the child wrote, a fresh one per command.
+TEST_F(GatesTest, StageChecksStopAtEachCommandAndReadItsLog) {
+  write("PLAN.md", "# Plan\n## Goal\n");
+  StageConfig stage;
+  stage.name = "plan";
+  stage.artifacts = {"PLAN.md"};
+  GateConfig first;
+  first.kind = "command";
+  first.argv = {"first"};
+  first.marker = "FIRST_OK";
+  GateConfig second = first;
+  second.argv = {"second"};
+  second.marker = "SECOND_OK";
+  stage.gates = {gate("headings", "PLAN.md", {"Goal"}), first, second};
+  std::filesystem::path logs = dir_.path() / "logs";
+  std::filesystem::create_directories(logs);
+  ASSERT_TRUE(util::write_file_atomic(logs / "gate3.log", "FIRST_OK from a run before\n"));
+  StageChecks checks(stage, {dir_.path(), {}, "cpu", {}}, logs);
+  auto command = checks.next();
+  ASSERT_TRUE(command);
+  EXPECT_EQ(command->spec.argv.front(), "first");
+  EXPECT_EQ(checks.results().size(), 2u);  // the artifact and the headings, checked in-process
+  EXPECT_FALSE(std::filesystem::exists(command->spec.log_file)) << "a stale log could carry a marker";
+  ASSERT_TRUE(util::write_file_atomic(command->spec.log_file, "FIRST_OK\n"));
+  checks.command_ended({}, false);
+  command = checks.next();
+  ASSERT_TRUE(command);
+  EXPECT_EQ(command->spec.argv.front(), "second");
+  ASSERT_TRUE(util::write_file_atomic(command->spec.log_file, "no marker\n"));
+  checks.command_ended({}, false);
+  EXPECT_FALSE(checks.next());
+  ASSERT_EQ(checks.results().size(), 4u);
+  EXPECT_TRUE(checks.results()[2].ok) << checks.results()[2].detail;
+  EXPECT_EQ(checks.results()[3].detail, "did not print 'SECOND_OK' (last line: no marker)");
 }
 
 TEST_F(GatesTest, StaticCheckRunsKgymsOwnRules) {
@@ -111,7 +165,9 @@ TEST_F(GatesTest, StageChecksArtifactsFirstAndRepromptListsFailures) {
   stage.name = "plan";
   stage.artifacts = {"PLAN.md"};
   stage.gates = {gate("headings", "PLAN.md", {"Goal"})};
-  auto results = check_stage(stage, {dir_.path(), {}, "cpu", {}});
+  StageChecks checks(stage, {dir_.path(), {}, "cpu", {}}, dir_.path() / "logs");
+  EXPECT_FALSE(checks.next());
+  const std::vector<GateResult>& results = checks.results();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].gate, "non_empty PLAN.md");
   std::string text = reprompt_text("Write PLAN.md.", results, 2, 3);

@@ -4,59 +4,12 @@
 
 #include <fmt/format.h>
 
-#include "run/scheduler_case_run.h"
-#include "run/spec_writer.h"
 #include "util/fs.h"
-#include "util/sha256.h"
-#include "verify/probe.h"
-#include "verify/verifier.h"
 
 namespace kgym::run {
 
 using util::ProcessExit;
 using util::SteadyTime;
-
-namespace {
-
-double seconds(util::Seconds s) { return s.count(); }
-
-std::string last_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of("\n ");
-  if (end == std::string::npos) return "";
-  std::size_t start = text.find_last_of('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
-
-nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
-  CaseResult holder;
-  holder.generation = g;
-  nlohmann::json j = to_json(holder)["generation"];
-  j["generate_s"] = generate_s ? nlohmann::json(*generate_s) : nlohmann::json(nullptr);
-  return j;
-}
-
-// A case's op dir in a work repository starts empty. kgym marks the dirs it
-// makes; a dir it did not make is never deleted (the case fails instead).
-std::expected<void, std::string> fresh_op_dir(const std::filesystem::path& dir,
-                                              const std::filesystem::path& run_dir) {
-  constexpr const char* kMarker = ".kgym_op_dir";
-  std::error_code ec;
-  if (std::filesystem::exists(dir, ec)) {
-    if (!std::filesystem::exists(dir / kMarker, ec) && !std::filesystem::is_empty(dir, ec)) {
-      return std::unexpected(
-          fmt::format("{} exists and was not made by kgym; move it away or point agent.work_repo elsewhere",
-                      dir.string()));
-    }
-    std::filesystem::remove_all(dir, ec);
-    if (ec) return std::unexpected(fmt::format("cannot clear {}: {}", dir.string(), ec.message()));
-  }
-  if (auto ok = util::make_dirs(dir); !ok) return ok;
-  return util::write_file_atomic(dir / kMarker,
-                                 fmt::format("made by kgym for the run {}\n", run_dir.string()));
-}
-
-}  // namespace
 
 Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
                      util::ProcessRunner& runner, const util::Clock& clock, const agent::Agent& agent,
@@ -77,326 +30,113 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
 Scheduler::~Scheduler() = default;
 
 void Scheduler::set_phase(std::size_t i, const std::string& phase) {
-  CaseRun& run = runs_[i];
-  run.phase = phase;
+  Sample& sample = samples_[i];
   CaseState& s = row_of(i);
   s.phase = phase;
   s.phase_started_at = util::unix_now();
   if (!s.started_at) s.started_at = s.phase_started_at;
   nlohmann::json data = {{"phase", phase}};
   if (sampled()) {
-    s.sample = run.sample;
-    s.device = run.device ? std::optional(devices_.name(*run.device)) : std::nullopt;
-    data["sample"] = run.sample;
+    s.sample = sample.flow.id().sample;
+    s.device = sample.device ? std::optional(devices_.name(*sample.device)) : std::nullopt;
+    data["sample"] = sample.flow.id().sample;
   }
   store_.event("phase", s.id, data);
   store_.save();
 }
 
-bool Scheduler::launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec,
-                             std::chrono::seconds timeout) {
-  CaseRun& run = runs_[i];
-  auto pid = runner_.start(static_cast<util::ProcessRunner::Id>(i), spec);
-  if (!pid) return false;
-  run.child = kind;
-  run.deadline = clock_.now() + timeout;
-  run.deadline_hit = false;
-  row_of(i).pid = *pid;
-  store_.save();
-  return true;
+// What the flow noted while it took its last step, onto the case row, into
+// events.jsonl and to the terminal.
+void Scheduler::record_notes(std::size_t i) {
+  for (FlowNote& note : samples_[i].flow.take_notes()) {
+    CaseState& s = row_of(i);
+    switch (note.kind) {
+      case FlowNote::Kind::kPhase: set_phase(i, note.name); break;
+      case FlowNote::Kind::kWarning: printer_.error(note.name); break;
+      case FlowNote::Kind::kEvent:
+        if (note.name == "stage") {
+          s.stage = note.data.value("stage", "");
+          s.attempt = note.data.value("attempt", 0);
+        } else if (note.name == "gates") {
+          s.failed_gates.clear();
+          for (const auto& g : note.data.value("gates", nlohmann::json::array())) {
+            if (!g.value("ok", false))
+              s.failed_gates.push_back(fmt::format("{}: {}", g.value("gate", ""), g.value("detail", "")));
+          }
+        }
+        store_.event(note.name, s.id, std::move(note.data));
+        if (note.name == "stage" || note.name == "gates") store_.save();
+        break;
+    }
+  }
 }
 
-void Scheduler::start_case(std::size_t i) {
-  CaseRun& run = runs_[i];
-  run.stage = CaseRun::Stage::kActive;
-  run.started = clock_.now();
-  row_of(i).attempt = 1;  // workflows with re-prompted stages count up from here
-  // A resumed case whose candidate was generated but not verified goes
-  // straight to verification, unless regeneration was asked for.
-  if (options_.regenerate) {
-    std::error_code ec;
-    std::filesystem::remove(run.dir / "generation.json", ec);
-    std::filesystem::remove_all(run.dir / "candidate", ec);
-    std::filesystem::remove_all(run.work, ec);
-  }
-  if (auto gen = util::read_file(run.dir / "generation.json"); gen) {
-    nlohmann::json g = nlohmann::json::parse(*gen, nullptr, false);
-    std::filesystem::path cand =
-        run.dir / "candidate" / std::filesystem::path(agent_.artifacts().front()).filename();
-    if (!g.is_discarded() && g.value("outcome", "") == "ok" && std::filesystem::exists(cand)) {
-      run.candidate = cand;
-      // Everything generation.json recorded (usage, provenance, stages) is kept.
-      try {
-        run.generation = *result_from_json({{"schema_version", kResultSchemaVersion},
-                                            {"case_id", run.c.id()},
-                                            {"verdict", "harness_error"},
-                                            {"generation", g}})
-                              .generation;
-      } catch (const nlohmann::json::exception&) {
-        run.generation = Generation{};
-        run.generation.agent = agent_.name();
+// Carries out the step a flow asked for; a launch that cannot start goes
+// back to the flow, which decides what that means.
+void Scheduler::apply(std::size_t i, Step step) {
+  for (;;) {
+    record_notes(i);
+    Sample& sample = samples_[i];
+    if (auto* launch = std::get_if<Launch>(&step)) {
+      auto pid = runner_.start(static_cast<util::ProcessRunner::Id>(i), launch->spec);
+      if (!pid) {
+        step = sample.flow.launch_failed(pid.error());
+        continue;
       }
-      if (g.contains("generate_s") && g["generate_s"].is_number())
-        run.generate_s = g["generate_s"].get<double>();
-      store_.event("resume_verify", run.c.id());
-      run.stage = CaseRun::Stage::kWaitingDevice;
-      set_phase(i, "waiting_device");
+      sample.running = true;
+      sample.deadline = clock_.now() + launch->timeout;
+      sample.deadline_hit = false;
+      row_of(i).pid = *pid;
+      store_.save();
       return;
     }
-  }
-  if (config_.agent.work_repo) {
-    if (auto ok = fresh_op_dir(run.work, options_.run_dir); !ok)
-      return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  for (const auto& dir : {run.dir, run.work}) {
-    if (auto ok = util::make_dirs(dir); !ok) return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  if (auto ok = util::copy_regular_file(run.c.file, run.dir / "task_desc.py"); !ok) {
-    return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  verify::ProbeRequest req{options_.python, run.c.file, config_.overrides, run.seed, 1};
-  util::ProcessSpec spec;
-  spec.argv = verify::probe_command(req, options_.worker_script, run.dir / "probe.json");
-  spec.cwd = run.dir;
-  spec.log_file = run.dir / "probe.log";
-  spec.env = {{"OMP_NUM_THREADS", "1"}};
-  // With warm workers the probe is forked from the first device's reference
-  // zygote (torch already imported) by a `kgym zygote-run` child, which the
-  // event loop supervises like any other; a zygote that cannot start leaves
-  // the probe cold.
-  if (options_.warm_pool) {
-    if (auto socket = options_.warm_pool->reference_socket(0)) {
-      std::vector<std::string> argv = options_.kgym_argv0;
-      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", run.dir.string(), "--env",
-                               "OMP_NUM_THREADS=1", "--"});
-      argv.insert(argv.end(), spec.argv.begin() + 2, spec.argv.end());  // past the interpreter and script
-      spec.argv = std::move(argv);
+    if (std::holds_alternative<NeedDevice>(step)) {
+      sample.waiting_device = true;
+      return;
     }
-  }
-  std::filesystem::remove(run.dir / "probe.json");
-  set_phase(i, "probing");
-  if (!launch_child(i, Child::kProbe, spec, config_.verifier.timeout)) {
-    fail(i, Verdict::kHarnessError, fmt::format("cannot start the reference probe with {}", options_.python));
+    return finish(i, std::move(std::get<Finished>(step).result));
   }
 }
 
-void Scheduler::on_probe_exit(std::size_t i, const ProcessExit& exit) {
-  CaseRun& run = runs_[i];
-  if (run.deadline_hit) return fail(i, Verdict::kReferenceError, "the reference probe timed out");
-  auto probe = verify::read_probe(run.dir / "probe.json");
-  if (!probe) {
-    return fail(i, Verdict::kReferenceError,
-                fmt::format("reference probe failed ({}): {}", exit.describe(), probe.error()));
-  }
-  std::string spec = render_spec(run.c, config_, *probe);
-  std::string prompt = render_prompt(run.c, config_);
-  for (const auto& dir : {run.dir, run.work}) {
-    for (auto [name, text] : {std::pair{"SPEC.md", &spec}, std::pair{"prompt.md", &prompt}}) {
-      if (auto ok = util::write_file_atomic(dir / name, *text, util::Durability::kRenameOnly); !ok)
-        return fail(i, Verdict::kHarnessError, ok.error());
-    }
-  }
-  if (auto ok = util::copy_regular_file(run.c.file, run.work / "task_desc.py"); !ok) {
-    return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  launch_generation(i);
+void Scheduler::start(std::size_t i) {
+  Sample& sample = samples_[i];
+  sample.started = true;
+  row_of(i).attempt = 1;  // workflows with re-prompted stages count up from here
+  std::optional<DeviceLease> lease;
+  if (sample.device) lease = DeviceLease{*sample.device, devices_.name(*sample.device)};
+  apply(i, sample.flow.start(std::move(lease)));
 }
 
-agent::AgentTask Scheduler::agent_task(std::size_t i, const std::filesystem::path& prompt_file) const {
-  const CaseRun& run = runs_[i];
-  std::string device = config_.agent.needs_device && run.device ? devices_.name(*run.device) : "";
-  return {run.c.id(), run.c.level, run.c.stem(),         run.dir,
-          run.work,   prompt_file, run.work / "SPEC.md", device};
-}
-
-void Scheduler::launch_generation(std::size_t i) {
-  CaseRun& run = runs_[i];
-  run.generation = Generation{};
-  run.generation.agent = agent_.name();
-  run.generation.model = agent_.model();
-  run.generation.agent_version = options_.agent_version;
-  set_phase(i, "generating");
-  run.generation_started = clock_.now();
-  if (!config_.workflow.stages.empty()) {
-    run.workflow_stage = 0;
-    run.attempt = 0;
-    return launch_stage(i);
-  }
-  if (auto prompt = util::read_file(run.work / "prompt.md"))
-    run.generation.prompt_sha256 = util::sha256_hex(*prompt);
-  launch_agent(i, run.work / "prompt.md");
-}
-
-void Scheduler::launch_agent(std::size_t i, const std::filesystem::path& prompt_file) {
-  CaseRun& run = runs_[i];
-  auto launch = agent_.prepare(agent_task(i, prompt_file));
-  if (!launch) {
-    end_generation(i);
-    run.generation.outcome = std::string(to_string(launch.error().outcome));
-    return fail(i, Verdict::kGenerationFailed, launch.error().reason);
-  }
-  if (!launch->process) return generation_done(i, std::nullopt);
-  agent_env(i, *launch->process);
-  if (!launch_child(i, Child::kAgent, sandboxed_agent(*launch->process, run.work, run.dir),
-                    launch->timeout)) {
-    end_generation(i);
-    run.generation.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
-    fail(i, Verdict::kGenerationFailed,
-         fmt::format("cannot start agent '{}'", launch->process->argv.front()));
-  }
-}
-
-void Scheduler::generation_done(std::size_t i, std::optional<ProcessExit> exit) {
-  CaseRun& run = runs_[i];
-  bool workflow = !config_.workflow.stages.empty();
-  if (exit) {
-    run.generation.exit_code = exit->kind == ProcessExit::Kind::kExited ? exit->code : 128 + exit->code;
-    if (run.deadline_hit || !exit->ok()) {
-      GenerationOutcome outcome =
-          run.deadline_hit ? GenerationOutcome::kTimeout : GenerationOutcome::kNonZeroExit;
-      if (workflow)
-        run.generation.stages.back().attempts.push_back({run.attempt, std::string(to_string(outcome)), {}});
-      end_generation(i);
-      run.generation.outcome = std::string(to_string(outcome));
-      std::string where = workflow ? fmt::format(" in stage '{}'", run.generation.stages.back().name) : "";
-      if (run.deadline_hit)
-        return fail(i, Verdict::kGenerationFailed,
-                    fmt::format("agent timed out after {} s{}", config_.agent.timeout.count(), where));
-      return fail(i, Verdict::kGenerationFailed,
-                  fmt::format("agent ended with {}{} (see agent.log)", exit->describe(), where));
-    }
-  }
-  if (workflow && !stage_passed(i)) return;
-  end_generation(i);
-  auto candidate =
-      agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task(i, {})), run.dir / "candidate");
-  if (!candidate) {
-    run.generation.outcome = std::string(to_string(candidate.error().outcome));
-    return fail(i, Verdict::kGenerationFailed, candidate.error().reason);
-  }
-  run.candidate = *candidate;
-  run.generation.outcome = "ok";
-  if (auto ok = util::write_file_atomic(run.dir / "generation.json",
-                                        generation_json(run.generation, run.generate_s).dump(2) + "\n");
-      !ok) {
-    return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  store_.event("generated", run.c.id());
-  run.stage = CaseRun::Stage::kWaitingDevice;
-  set_phase(i, "waiting_device");
-}
-
-void Scheduler::launch_verification(std::size_t i, std::size_t device) {
-  CaseRun& run = runs_[i];
-  run.device = device;
-  run.stage = CaseRun::Stage::kActive;
-  row_of(i).device = devices_.name(device);
-  std::filesystem::path scratch = run.dir / "verify";
-  std::error_code ec;
-  std::filesystem::remove_all(scratch, ec);
-  std::filesystem::remove(run.dir / "verify_result.json", ec);
-  if (auto ok = util::make_dirs(scratch); !ok) return fail(i, Verdict::kHarnessError, ok.error());
-  verify::VerifyRequest req;
-  req.case_id = run.c.id();
-  req.problem = run.c.file;
-  req.candidate = run.candidate;
-  req.scratch_dir = scratch;
-  req.python = options_.python;
-  req.config = config_.verifier;
-  req.overrides = config_.overrides;
-  req.device = devices_.name(device);
-  req.run_seed = run.seed;
-  req.sandbox = config_.sandbox;
-  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
-  req.sandbox_hidden = options_.candidate_hidden;
-  if (options_.warm_pool) {
-    auto warm = options_.warm_pool->endpoints(device);
-    if (warm) {
-      req.warm = std::move(*warm);
-    } else {
-      printer_.error(
-          fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), run.c.id()));
-    }
-  }
-  if (auto ok = util::write_file_atomic(run.dir / "verify_request.json", verify::to_json(req).dump(2) + "\n",
-                                        util::Durability::kRenameOnly);
-      !ok) {
-    return fail(i, Verdict::kHarnessError, ok.error());
-  }
-  util::ProcessSpec spec;
-  spec.argv = options_.kgym_argv0;
-  for (const std::string& arg :
-       std::vector<std::string>{"verify", "--request", (run.dir / "verify_request.json").string(), "--json",
-                                (run.dir / "verify_result.json").string()}) {
-    spec.argv.push_back(arg);
-  }
-  spec.cwd = run.dir;
-  spec.log_file = run.dir / "verify.log";
-  set_phase(i, "verifying");
-  // kgym verify enforces verifier.timeout itself; this deadline only guards
-  // against a verifier that cannot stop.
-  if (!launch_child(i, Child::kVerify, spec, config_.verifier.timeout + std::chrono::seconds(60))) {
-    fail(i, Verdict::kHarnessError, "cannot start the verifier");
-  }
-}
-
-void Scheduler::on_verify_exit(std::size_t i, const ProcessExit& exit) {
-  CaseRun& run = runs_[i];
-  auto text = util::read_file(run.dir / "verify_result.json");
-  if (!text) {
-    std::string reason =
-        run.deadline_hit
-            ? "the verifier did not stop in time"
-            : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
-    return fail(i, run.deadline_hit ? Verdict::kTimeout : Verdict::kHarnessError, reason);
-  }
-  CaseResult result;
-  try {
-    result = result_from_json(nlohmann::json::parse(*text));
-  } catch (const nlohmann::json::exception& e) {
-    return fail(i, Verdict::kHarnessError, fmt::format("unreadable verify_result.json: {}", e.what()));
-  }
-  finish(i, std::move(result));
+// A sample that leased its device before generation (agent.needs_device)
+// verifies on it without a second wait.
+void Scheduler::grant_device(std::size_t i) {
+  Sample& sample = samples_[i];
+  if (!sample.waiting_device) return;
+  auto device = sample.device ? sample.device : lease_device(i);
+  if (!device) return;
+  sample.waiting_device = false;
+  row_of(i).device = devices_.name(*device);
+  apply(i, sample.flow.device_granted({*device, devices_.name(*device)}));
 }
 
 void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
-  CaseRun& run = runs_[i];
-  Child kind = run.child;
-  run.child = Child::kNone;
-  run.deadline.reset();
+  Sample& sample = samples_[i];
+  sample.running = false;
+  sample.deadline.reset();
   row_of(i).pid.reset();
   if (interrupts_ > 0) return;  // the case is reported as not run
-  switch (kind) {
-    case Child::kProbe: return on_probe_exit(i, exit);
-    case Child::kAgent: return generation_done(i, exit);
-    case Child::kVerify: return on_verify_exit(i, exit);
-    case Child::kNone: return;
-  }
-}
-
-void Scheduler::fail(std::size_t i, Verdict verdict, std::string reason) {
-  CaseResult r;
-  r.verdict = verdict;
-  r.reason = last_line(reason);
-  finish(i, std::move(r));
+  apply(i, sample.flow.child_exited(exit, sample.deadline_hit));
 }
 
 void Scheduler::finish(std::size_t i, CaseResult result) {
-  CaseRun& run = runs_[i];
-  result.case_id = run.c.id();
-  result.backend = config_.verifier.backend;
-  result.mode = config_.verifier.mode;
-  if (!run.generation.agent.empty()) result.generation = run.generation;
-  result.timings.generate_s = run.generate_s;
-  result.timings.total_s = seconds(clock_.now() - run.started);
+  Sample& sample = samples_[i];
   release_device(i);
-  run.stage = CaseRun::Stage::kDone;
-  run.phase = "done";
-  run.result = result;
+  sample.waiting_device = false;
   // One sample: its result is the case's, written by case_finished.
   if (sampled()) {
-    if (auto ok = util::make_dirs(run.dir); ok) {
-      if (auto w = util::write_file_atomic(run.dir / "result.json", to_json(result).dump(2) + "\n"); !w)
+    const CasePaths& paths = sample.flow.id().paths;
+    if (auto ok = util::make_dirs(paths.dir); ok) {
+      if (auto w = util::write_file_atomic(paths.result(), to_json(result).dump(2) + "\n"); !w)
         printer_.error(fmt::format("kgym: warning: {}", w.error()));
     }
   }
@@ -406,33 +146,27 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
 void Scheduler::schedule() {
   if (interrupts_ > 0) return;
   std::size_t active = 0;
-  for (const CaseRun& run : runs_) {
-    if (run.stage == CaseRun::Stage::kActive || run.stage == CaseRun::Stage::kWaitingDevice) ++active;
+  for (const Sample& sample : samples_) {
+    if (sample.active()) ++active;
   }
-  // A sample that leased its device before generation (agent.needs_device)
-  // verifies on it without a second wait.
-  auto verify_if_leased = [this](std::size_t i) {
-    if (runs_[i].stage != CaseRun::Stage::kWaitingDevice) return;
-    auto device = runs_[i].device ? runs_[i].device : lease_device(i);
-    if (device) launch_verification(i, *device);
-  };
-  for (std::size_t i = 0; i < runs_.size(); ++i) verify_if_leased(i);
-  for (std::size_t i = 0; i < runs_.size() && active < static_cast<std::size_t>(config_.concurrency); ++i) {
-    if (runs_[i].stage != CaseRun::Stage::kPending) continue;
+  for (std::size_t i = 0; i < samples_.size(); ++i) grant_device(i);
+  std::size_t limit = static_cast<std::size_t>(config_.concurrency);
+  for (std::size_t i = 0; i < samples_.size() && active < limit; ++i) {
+    if (samples_[i].started || samples_[i].done()) continue;
     if (config_.agent.needs_device && !lease_device(i)) break;
     ++active;
-    start_case(i);
-    verify_if_leased(i);
+    start(i);
+    grant_device(i);
   }
 }
 
 void Scheduler::enforce_deadlines() {
   SteadyTime now = clock_.now();
-  for (std::size_t i = 0; i < runs_.size(); ++i) {
-    CaseRun& run = runs_[i];
-    if (run.child != Child::kNone && run.deadline && *run.deadline <= now && !run.deadline_hit) {
-      run.deadline_hit = true;
-      store_.event("timeout", run.c.id());
+  for (std::size_t i = 0; i < samples_.size(); ++i) {
+    Sample& sample = samples_[i];
+    if (sample.running && sample.deadline && *sample.deadline <= now && !sample.deadline_hit) {
+      sample.deadline_hit = true;
+      store_.event("timeout", sample.flow.id().c.id());
       runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
     }
   }
@@ -440,9 +174,9 @@ void Scheduler::enforce_deadlines() {
 
 SteadyTime Scheduler::next_deadline() const {
   SteadyTime next = clock_.now() + std::chrono::seconds(1);
-  for (const CaseRun& run : runs_) {
-    if (run.child != Child::kNone && run.deadline && !run.deadline_hit && *run.deadline < next)
-      next = *run.deadline;
+  for (const Sample& sample : samples_) {
+    if (sample.running && sample.deadline && !sample.deadline_hit && *sample.deadline < next)
+      next = *sample.deadline;
   }
   return next;
 }
@@ -456,8 +190,8 @@ void Scheduler::handle_interrupt() {
   interrupts_ += static_cast<int>(n);
   if (before == 0) {
     printer_.line("kgym: interrupted; stopping running cases (Ctrl-C again to kill them at once)");
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
-      if (runs_[i].child != Child::kNone)
+    for (std::size_t i = 0; i < samples_.size(); ++i) {
+      if (samples_[i].running)
         runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
     }
   }
@@ -475,8 +209,7 @@ RunOutcome Scheduler::run() {
   for (;;) {
     schedule();
     printer_.progress(store_.state());  // at least once a second: next_deadline() is at most 1 s away
-    bool unfinished = std::any_of(runs_.begin(), runs_.end(),
-                                  [](const CaseRun& r) { return r.stage != CaseRun::Stage::kDone; });
+    bool unfinished = std::ranges::any_of(samples_, [](const Sample& s) { return !s.done(); });
     if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;
     store_.flush(clock_.now());  // one group commit per turn, before waiting
     util::SteadyTime deadline = next_deadline();
@@ -489,7 +222,7 @@ RunOutcome Scheduler::run() {
   }
   RunOutcome outcome;
   outcome.interrupted = interrupts_ > 0;
-  for (std::size_t i = 0; i < runs_.size(); ++i) release_device(i);
+  for (std::size_t i = 0; i < samples_.size(); ++i) release_device(i);
   for (std::size_t c = 0; c < cases_.size(); ++c) {
     CaseState& s = store_.case_state(c);
     if (cases_[c].result) {

@@ -1,50 +1,35 @@
 #pragma once
 // The single-threaded event loop that takes every selected case from
-// `pending` to a result: probe the reference, generate a candidate, collect
-// it, verify it on a leased device. With `samples: K` each case is generated
-// and verified K times independently and reports the best sample with its
-// pass@k (run/samples.h). One poll with a deadline supervises all
-// children through the ProcessRunner seam; every transition is saved to
-// state.json/events.jsonl and every finished case to its result.json before
-// the next one is reported.
+// `pending` to a result. Each sample's lifecycle is a SampleFlow
+// (run/sample_flow.h); the loop only carries out what the flows ask: it
+// starts their children through the ProcessRunner seam and supervises them
+// all with one poll and a deadline each, leases devices, bounds concurrency,
+// handles interrupts, and keeps state.json/events.jsonl and the terminal up
+// to date. With `samples: K` each case is generated and verified K times
+// independently and reports the best sample with its pass@k
+// (run/samples.h). Every transition is saved and every finished case's
+// result.json is written before the next one is reported.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <vector>
 
 #include "agent/agent.h"
+#include "core/case_paths.h"
 #include "core/case_set.h"
 #include "core/config.h"
 #include "core/result.h"
 #include "run/device_pool.h"
 #include "run/printer.h"
+#include "run/sample_flow.h"
 #include "run/state_store.h"
 #include "util/process_runner.h"
-#include "util/sandbox.h"
-#include "verify/warm_pool.h"
 
 namespace kgym::run {
 
-struct SchedulerOptions {
-  std::filesystem::path run_dir;
-  std::vector<std::string> kgym_argv0;  // how to re-run this binary: {"/path/kgym"}
-  std::filesystem::path worker_script;  // the Python worker, written for this run
-  std::string python;                   // resolved interpreter
-  std::uint64_t run_seed = 0;
+struct SchedulerOptions : FlowOptions {
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
-  std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case
-  // Unfinished cases start from scratch even when a generated candidate
-  // waits for verification (`kgym run --resume --force`).
-  bool regenerate = false;
-  // OS confinement (util/sandbox.h), resolved once for the run; the agent's
-  // and the candidate's hidden directories (dataset, runs, the kgym tree).
-  util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
-  std::vector<std::filesystem::path> agent_hidden;
-  std::vector<std::filesystem::path> candidate_hidden;
-  // Warm worker parents per device (verifier.warm_workers); null = every
-  // verification starts its workers cold. Not owned.
-  verify::WarmPool* warm_pool = nullptr;
 };
 
 struct RunOutcome {
@@ -65,9 +50,27 @@ class Scheduler {
   RunOutcome run();
 
  private:
-  struct CaseRun;
-  struct CaseEntry;
-  enum class Child { kNone, kProbe, kAgent, kVerify };
+  // A sample as the loop sees it: its flow and what the loop holds for it.
+  struct Sample {
+    SampleFlow flow;
+    std::size_t case_index = 0;  // into cases_ and the state's case rows
+    bool started = false;        // start() was called
+    bool running = false;        // a child of its flow is live
+    bool waiting_device = false;
+    std::optional<util::SteadyTime> deadline;  // of the running child
+    bool deadline_hit = false;
+    std::optional<std::size_t> device;  // leased for verification, or from before generation
+    bool done() const { return flow.phase() == Phase::kDone; }
+    bool active() const { return started && !done(); }
+  };
+  // A case: its samples (indices into samples_) and, once every one has
+  // ended, its own result.
+  struct CaseEntry {
+    std::string id;
+    CasePaths paths;
+    std::vector<std::size_t> samples;
+    std::optional<CaseResult> result;
+  };
 
   // scheduler_samples.cc: cases and their samples, device leases.
   void add_case(Case c);
@@ -81,25 +84,14 @@ class Scheduler {
   void finish_resumed_cases();
   void show_live_sample(std::size_t c);
 
-  void start_case(std::size_t i);
-  void launch_generation(std::size_t i);
-  void launch_agent(std::size_t i, const std::filesystem::path& prompt_file);
-  void launch_stage(std::size_t i);
-  bool stage_passed(std::size_t i);
-  void end_generation(std::size_t i);
-  agent::AgentTask agent_task(std::size_t i, const std::filesystem::path& prompt_file) const;
-  void agent_env(std::size_t i, util::ProcessSpec& spec) const;
-  util::ProcessSpec sandboxed_agent(const util::ProcessSpec& spec, const std::filesystem::path& workspace,
-                                    const std::filesystem::path& case_dir) const;
-  void generation_done(std::size_t i, std::optional<util::ProcessExit> exit);
-  void launch_verification(std::size_t i, std::size_t device);
-  void on_exit(std::size_t i, const util::ProcessExit& exit);
-  void on_probe_exit(std::size_t i, const util::ProcessExit& exit);
-  void on_verify_exit(std::size_t i, const util::ProcessExit& exit);
-  bool launch_child(std::size_t i, Child kind, const util::ProcessSpec& spec, std::chrono::seconds timeout);
-  void finish(std::size_t i, CaseResult result);
-  void fail(std::size_t i, Verdict verdict, std::string reason);
+  // scheduler.cc: the loop.
+  void start(std::size_t i);
+  void apply(std::size_t i, Step step);
+  void record_notes(std::size_t i);
   void set_phase(std::size_t i, const std::string& phase);
+  void finish(std::size_t i, CaseResult result);
+  void grant_device(std::size_t i);
+  void on_exit(std::size_t i, const util::ProcessExit& exit);
   void schedule();
   void enforce_deadlines();
   void handle_interrupt();
@@ -113,7 +105,7 @@ class Scheduler {
   Printer& printer_;
   StateStore& store_;
   DevicePool devices_;
-  std::vector<CaseRun> runs_;     // one per sample; runner ids are indices into it
+  std::vector<Sample> samples_;   // runner ids are indices into it
   std::vector<CaseEntry> cases_;  // one per case, in case order
   std::size_t done_ = 0;          // cases with a result
   int interrupts_ = 0;

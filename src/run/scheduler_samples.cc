@@ -6,66 +6,24 @@
 
 #include "run/samples.h"
 #include "run/scheduler.h"
-#include "run/scheduler_case_run.h"
 #include "util/fs.h"
 
 namespace kgym::run {
 
-namespace {
-
-// The result a previous attempt at this run wrote, if it is complete and
-// belongs to this case; such a case is never run again.
-std::optional<CaseResult> load_finished_result(const std::filesystem::path& dir, const std::string& id) {
-  auto text = util::read_file(dir / "result.json");
-  if (!text) return std::nullopt;
-  try {
-    CaseResult r = result_from_json(nlohmann::json::parse(*text));
-    if (r.case_id == id) return r;
-  } catch (const nlohmann::json::exception&) {
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
+// A finished case is never run again (it gets no samples); with several
+// samples, neither is a finished sample of an unfinished case. Where each
+// sample starts again is its flow's resume().
 void Scheduler::add_case(Case c) {
   CaseEntry entry;
   entry.id = c.id();
-  entry.dir = options_.run_dir / "cases" / c.level / c.stem();
+  entry.paths = CasePaths::of(options_.run_dir, c.level, c.stem());
   CaseState state;
   state.id = entry.id;
   if (sampled()) {
     state.samples = config_.samples;
     state.sample = 1;
   }
-  // A finished case is never run again; with several samples, neither is a
-  // finished sample of an unfinished case.
-  std::optional<CaseResult> previous = load_finished_result(entry.dir, entry.id);
-  int first = sampled() ? 1 : 0, last = sampled() ? config_.samples : 0;
-  for (int k = first; k <= last; ++k) {
-    CaseRun run;
-    run.c = c;
-    run.case_index = cases_.size();
-    run.sample = k;
-    run.seed = sample_seed(options_.run_seed, entry.id, k);
-    run.dir = k == 0 ? entry.dir : entry.dir / "samples" / std::to_string(k);
-    std::string op_dir = k == 0 ? c.stem() : fmt::format("{}_s{}", c.stem(), k);
-    run.work =
-        config_.agent.work_repo ? *config_.agent.work_repo / "custom" / c.level / op_dir : run.dir / "work";
-    if (previous) {
-      run.stage = CaseRun::Stage::kDone;
-    } else if (k > 0) {
-      if (auto ended = load_finished_result(run.dir, entry.id)) {
-        run.stage = CaseRun::Stage::kDone;
-        run.phase = "done";
-        run.result = std::move(ended);
-        ++state.samples_done;
-      }
-    }
-    entry.samples.push_back(runs_.size());
-    runs_.push_back(std::move(run));
-  }
-  if (previous) {
+  if (std::optional<CaseResult> previous = load_result(entry.paths, entry.id)) {
     state.phase = "done";
     state.verdict = std::string(to_string(previous->verdict));
     state.reason = previous->reason;
@@ -73,23 +31,41 @@ void Scheduler::add_case(Case c) {
     if (sampled()) state.samples_done = config_.samples;
     entry.result = std::move(previous);
     ++done_;
+  } else {
+    int first = sampled() ? 1 : 0, last = sampled() ? config_.samples : 0;
+    for (int k = first; k <= last; ++k) {
+      SampleId id;
+      id.c = c;
+      id.sample = k;
+      id.seed = sample_seed(options_.run_seed, entry.id, k);
+      id.paths = k == 0 ? entry.paths : entry.paths.sample(k);
+      std::string op_dir = k == 0 ? c.stem() : fmt::format("{}_s{}", c.stem(), k);
+      id.work =
+          config_.agent.work_repo ? *config_.agent.work_repo / "custom" / c.level / op_dir : id.paths.work();
+      Sample sample{SampleFlow(std::move(id), config_, options_, agent_, clock_)};
+      sample.case_index = cases_.size();
+      sample.flow.resume(options_.regenerate);
+      if (sample.done()) ++state.samples_done;
+      entry.samples.push_back(samples_.size());
+      samples_.push_back(std::move(sample));
+    }
   }
   store_.state().cases.push_back(state);
   cases_.push_back(std::move(entry));
 }
 
-CaseState& Scheduler::row_of(std::size_t i) { return store_.case_state(runs_[i].case_index); }
+CaseState& Scheduler::row_of(std::size_t i) { return store_.case_state(samples_[i].case_index); }
 
 std::string Scheduler::holder_name(std::size_t i) const {
-  const CaseRun& run = runs_[i];
-  if (!sampled()) return cases_[run.case_index].id;
-  return fmt::format("{} s{}/{}", cases_[run.case_index].id, run.sample, config_.samples);
+  const Sample& sample = samples_[i];
+  if (!sampled()) return cases_[sample.case_index].id;
+  return fmt::format("{} s{}/{}", cases_[sample.case_index].id, sample.flow.id().sample, config_.samples);
 }
 
 std::optional<std::size_t> Scheduler::lease_device(std::size_t i) {
   auto device = devices_.acquire();
   if (!device) return std::nullopt;
-  runs_[i].device = device;
+  samples_[i].device = device;
   (*store_.state().device_holders)[devices_.name(*device)] = holder_name(i);
   row_of(i).device = devices_.name(*device);
   store_.event("device_leased", row_of(i).id,
@@ -98,48 +74,50 @@ std::optional<std::size_t> Scheduler::lease_device(std::size_t i) {
 }
 
 void Scheduler::release_device(std::size_t i) {
-  CaseRun& run = runs_[i];
-  if (!run.device) return;
-  devices_.release(*run.device);
-  store_.state().device_holders->erase(devices_.name(*run.device));
-  run.device.reset();
+  Sample& sample = samples_[i];
+  if (!sample.device) return;
+  devices_.release(*sample.device);
+  store_.state().device_holders->erase(devices_.name(*sample.device));
+  sample.device.reset();
 }
 
 // With one sample the case ends with it. With several, the case row shows
 // another of its live samples until the last one ends.
 void Scheduler::sample_finished(std::size_t i, CaseResult result) {
-  const CaseRun& run = runs_[i];
-  if (!sampled()) return case_finished(run.case_index, std::move(result));
+  std::size_t c = samples_[i].case_index;
+  if (!sampled()) return case_finished(c, std::move(result));
   CaseState& s = row_of(i);
   ++s.samples_done;
   store_.event("sample_finished", s.id,
-               {{"sample", run.sample}, {"verdict", to_string(result.verdict)}, {"reason", result.reason}});
+               {{"sample", samples_[i].flow.id().sample},
+                {"verdict", to_string(result.verdict)},
+                {"reason", result.reason}});
   std::vector<CaseResult> results;
-  for (std::size_t u : cases_[run.case_index].samples) {
-    if (runs_[u].stage != CaseRun::Stage::kDone) {
-      show_live_sample(run.case_index);
+  for (std::size_t u : cases_[c].samples) {
+    if (!samples_[u].done()) {
+      show_live_sample(c);
       store_.flush(clock_.now());  // the sample's result is on disk: its event must be too
       return;
     }
-    results.push_back(*runs_[u].result);
+    results.push_back(*samples_[u].flow.result());
   }
-  case_finished(run.case_index, case_result_of_samples(results));
+  case_finished(c, case_result_of_samples(results));
 }
 
 void Scheduler::show_live_sample(std::size_t c) {
   CaseState& s = store_.case_state(c);
-  const CaseRun* shown = nullptr;
+  const Sample* shown = nullptr;
   for (std::size_t u : cases_[c].samples) {
-    const CaseRun& run = runs_[u];
-    if (run.stage == CaseRun::Stage::kActive || run.stage == CaseRun::Stage::kWaitingDevice) {
-      shown = &run;
+    const Sample& sample = samples_[u];
+    if (sample.active()) {
+      shown = &sample;
       break;
     }
-    if (!shown && run.stage == CaseRun::Stage::kPending) shown = &run;
+    if (!shown && !sample.started && !sample.done()) shown = &sample;
   }
   if (!shown) return;
-  s.phase = shown->stage == CaseRun::Stage::kPending ? "pending" : shown->phase;
-  s.sample = shown->sample;
+  s.phase = shown->started ? std::string(to_string(shown->flow.phase())) : "pending";
+  s.sample = shown->flow.id().sample;
   s.device = shown->device ? std::optional(devices_.name(*shown->device)) : std::nullopt;
   s.phase_started_at = util::unix_now();
   store_.save();
@@ -148,8 +126,8 @@ void Scheduler::show_live_sample(std::size_t c) {
 void Scheduler::case_finished(std::size_t c, CaseResult result) {
   CaseEntry& entry = cases_[c];
   ++done_;
-  if (auto ok = util::make_dirs(entry.dir); ok) {
-    if (auto w = util::write_file_atomic(entry.dir / "result.json", to_json(result).dump(2) + "\n"); !w) {
+  if (auto ok = util::make_dirs(entry.paths.dir); ok) {
+    if (auto w = util::write_file_atomic(entry.paths.result(), to_json(result).dump(2) + "\n"); !w) {
       printer_.error(fmt::format("kgym: warning: {}", w.error()));
     }
   }
@@ -183,8 +161,8 @@ void Scheduler::finish_resumed_cases() {
     if (cases_[c].result) continue;
     std::vector<CaseResult> results;
     for (std::size_t u : cases_[c].samples) {
-      if (runs_[u].stage != CaseRun::Stage::kDone || !runs_[u].result) break;
-      results.push_back(*runs_[u].result);
+      if (!samples_[u].done() || !samples_[u].flow.result()) break;
+      results.push_back(*samples_[u].flow.result());
     }
     if (results.size() == cases_[c].samples.size() && !results.empty())
       case_finished(c, sampled() ? case_result_of_samples(results) : results.front());

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "run/scheduler_test_fixture.h"
+#include "run/workflow_test_util.h"
 #include "util/fake_process_runner.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -283,6 +284,59 @@ TEST_F(SchedulerTest, WorkflowStageIsRepromptedUntilItsGatesPass) {
   ASSERT_TRUE(state);
   EXPECT_NE(state->find("\"stage\": \"plan\""), std::string::npos);
   EXPECT_NE(state->find("\"attempt\": 2"), std::string::npos);
+}
+
+// A command gate runs a program the agent wrote: it is a child of the event
+// loop in the agent's box without network, under its own deadline, and
+// other cases go on while it runs. One gate hangs past its timeout and is
+// stopped; the other prints its marker.
+TEST_F(SchedulerTest, CommandGatesAreSandboxedChildrenWithTheirOwnDeadline) {
+  cases_.resize(2);
+  config_.agent.kind = "command";
+  config_.agent.argv = {"/opt/agent", "{prompt_file}"};
+  config_.agent.network = true;  // the agent's own network never reaches its gates
+  options_.sandbox_mode = util::SandboxMode::kBwrap;
+  config_.workflow = command_gate_workflow(root_ / "develop.md", {"/opt/test.sh", "{case_id}"}, "TESTS_OK",
+                                           std::chrono::seconds(5), /*max_attempts=*/1);
+  std::vector<ProcessSpec> gates;
+  script = [this, &gates](const ProcessSpec& s) {
+    if (has_arg(s, "/opt/agent")) {
+      fs::path work = arg_after(s, "--chdir");
+      return FakeOutcome{std::chrono::milliseconds(10), {},
+                         [work] { std::ofstream(work / "model_new.py") << "class ModelNew: pass\n"; }};
+    }
+    if (!has_arg(s, "/opt/test.sh")) return default_script(s);
+    gates.push_back(s);
+    if (has_arg(s, "level1/1_Op")) return FakeOutcome{std::chrono::minutes(10), {}, {}};  // hangs
+    fs::path log = s.log_file;
+    return FakeOutcome{std::chrono::milliseconds(50), {}, [log] { std::ofstream(log) << "TESTS_OK\n"; }};
+  };
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 2u);
+  EXPECT_EQ(out.results[0].verdict, Verdict::kGenerationFailed);
+  EXPECT_NE(out.results[0].reason.find("command /opt/test.sh {case_id}: timed out after 5 s"),
+            std::string::npos)
+      << out.results[0].reason;
+  EXPECT_EQ(out.results[1].verdict, Verdict::kPass) << out.results[1].reason;
+  ASSERT_EQ(gates.size(), 2u);
+  for (const ProcessSpec& g : gates) {
+    EXPECT_TRUE(has_arg(g, "bwrap"));
+    EXPECT_TRUE(has_arg(g, "--unshare-net"));
+    EXPECT_EQ(fs::path(arg_after(g, "--bind")).filename(), "work");
+    EXPECT_EQ(fs::path(arg_after(g, "--chdir")).filename(), "work");
+    // Its log is outside the box's writable dirs: only its stdout reaches it.
+    EXPECT_EQ(g.log_file.parent_path().parent_path().filename(), "gates");
+    for (auto it = g.argv.begin(); it + 1 != g.argv.end(); ++it)
+      EXPECT_FALSE(*it == "--bind" && *(it + 1) == g.log_file.string());
+  }
+  // The hung gate did not hold the other case back.
+  auto events = util::read_file(options_.run_dir / "events.jsonl");
+  ASSERT_TRUE(events);
+  std::size_t second = events->find(R"("case":"level1/2_Op","event":"finished")");
+  std::size_t first = events->find(R"("case":"level1/1_Op","event":"finished")");
+  ASSERT_NE(second, std::string::npos) << *events;
+  ASSERT_NE(first, std::string::npos) << *events;
+  EXPECT_LT(second, first);
 }
 
 // A profile's transcript (agent.log) becomes usage in the result, with the

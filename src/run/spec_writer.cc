@@ -1,4 +1,5 @@
 #include "run/spec_writer.h"
+#include "core/backend.h"
 
 #include <algorithm>
 
@@ -18,20 +19,6 @@ std::string table(const std::vector<verify::TensorInfo>& items) {
   std::string out = "| # | kind | dtype | shape / value |\n|---|---|---|---|\n";
   for (std::size_t i = 0; i < items.size(); ++i) out += fmt::format("| {} | {} |\n", i, describe(items[i]));
   return out;
-}
-
-std::string backend_rules(const std::string& backend) {
-  if (backend == "cuda") {
-    return "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
-           "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).";
-  }
-  if (backend == "npu") {
-    return "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via torch_npu).";
-  }
-  return "CPU: the computation must run in your own C++ code built with\n"
-         "`torch.utils.cpp_extension.load_inline` (OpenMP and SIMD are welcome: pass\n"
-         "`extra_cflags=['-O3', '-fopenmp']`, `extra_ldflags=['-fopenmp']`). Torch's own operators may\n"
-         "only allocate and reshape; calling them for the computation itself is not a kernel.";
 }
 
 }  // namespace
@@ -68,18 +55,17 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
       "element must satisfy `|out - ref| <= atol + rtol * |ref|`:\n\n| dtype | atol | rtol "
       "|\n|---|---|---|\n",
       config.verifier.trials);
+  const Backend& backend = backend_named(config.verifier.backend);
   std::vector<std::string> dtypes;
   for (const auto& t : probe.outputs) {
     if (t.kind == "tensor" && std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end())
       dtypes.push_back(t.dtype);
   }
   for (const std::string& dtype : dtypes) {
-    auto it = config.verifier.tolerances.find(dtype);
-    Tolerance tol = it != config.verifier.tolerances.end() ? it->second : default_tolerance(dtype);
+    Tolerance tol = tolerance_for(config.verifier.tolerances, dtype, backend);
     out += fmt::format("| {} | {:g} | {:g} |\n", dtype, tol.atol, tol.rtol);
   }
-  out += fmt::format("\n## Backend: {}\n\n{}\n\n", config.verifier.backend,
-                     backend_rules(config.verifier.backend));
+  out += fmt::format("\n## Backend: {}\n\n{}\n\n", backend.name, backend.spec_rules);
   if (config.verifier.mode == "performance") {
     out += fmt::format(
         "## Performance\n\nReference and candidate are timed the same way, alternately; the score is the\n"

@@ -5,7 +5,7 @@
 
 #include "core/case_set.h"
 #include "core/config.h"
-#include "verify/probe.h"
+#include "worker/probe.h"
 
 namespace kgym::run {
 

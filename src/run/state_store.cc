@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "util/clock.h"
 #include "util/fs.h"
 
@@ -16,7 +17,7 @@ StateStore::StateStore(std::filesystem::path run_dir) : run_dir_(std::move(run_d
 void StateStore::flush(util::SteadyTime now, bool force) {
   if (!pending_events_.empty()) {
     pending_events_.pop_back();  // append_line_durable adds the last '\n'
-    auto ok = util::append_line_durable(run_dir_ / "events.jsonl", pending_events_);
+    auto ok = util::append_line_durable(RunPaths{run_dir_}.events(), pending_events_);
     pending_events_.clear();
     if (!ok && !warned_) {
       warned_ = true;
@@ -27,7 +28,7 @@ void StateStore::flush(util::SteadyTime now, bool force) {
   dirty_ = false;
   last_state_write_ = now;
   state_.updated_at = util::unix_now();
-  auto ok = util::write_file_atomic(run_dir_ / "state.json", to_json(state_).dump(2) + "\n",
+  auto ok = util::write_file_atomic(RunPaths{run_dir_}.state(), to_json(state_).dump(2) + "\n",
                                     util::Durability::kRenameOnly);
   if (!ok && !warned_) {
     warned_ = true;

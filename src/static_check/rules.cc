@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "core/backend.h"
 #include "static_check/rule_context.h"
 
 namespace kgym::static_check {
@@ -69,6 +70,18 @@ bool has_decorator(const PythonSource& src, std::string_view module, std::string
   return false;
 }
 
+// load_inline sources that count as the backend's own kernel.
+bool inline_kernel(const CppScan& scan, const Backend& backend) {
+  return backend.inline_needs_global ? scan.has_cuda_kernel : scan.has_function_body;
+}
+
+// A function decorated as one of the backend's kernels (@triton.jit, @pypto.jit).
+bool has_kernel_decorator(const PythonSource& src, const Backend& backend) {
+  return std::ranges::any_of(backend.decorators, [&](const KernelDecorator& d) {
+    return has_decorator(src, d.module, d.name);
+  });
+}
+
 }  // namespace
 
 void check_model_and_kernel(RuleContext& ctx) {
@@ -80,29 +93,22 @@ void check_model_and_kernel(RuleContext& ctx) {
   ctx.model_begin = *cls;
   ctx.model_end = block_end(ctx.src, *cls);
 
-  const std::string& backend = ctx.options.backend;
+  const Backend& backend = backend_named(ctx.options.backend);
   bool kernel = false;
-  std::string missing = "no load_inline kernel is defined";
+  std::string missing(backend.no_kernel);
   for (const auto& b : ctx.builds) {
     bool real = b.file_sources;
-    for (const auto& s : b.sources) {
-      real = real || (backend == "cuda" ? s.scan.has_cuda_kernel : s.scan.has_function_body);
-    }
+    for (const auto& s : b.sources) real = real || inline_kernel(s.scan, backend);
     if (!real) {
-      missing = backend == "cuda" ? "the load_inline sources define no __global__ kernel"
-                                  : "the load_inline sources define no function with statements";
+      missing = backend.no_inline_kernel;
     } else if (!used_by_model(ctx, b)) {
       missing = fmt::format("the extension '{}' is built but never used by ModelNew", b.bound_to);
     } else {
       kernel = true;
     }
   }
-  if (backend == "cuda") kernel = kernel || has_decorator(ctx.src, "triton", "jit");
-  if (backend == "npu") kernel = kernel || has_decorator(ctx.src, "pypto", "jit");
+  kernel = kernel || has_kernel_decorator(ctx.src, backend);
   if (kernel) return;
-  if (backend == "npu") missing = "no pypto.jit kernel is defined";
-  if (backend == "cuda" && ctx.builds.empty())
-    missing = "no CUDA (load_inline) or Triton (@triton.jit) kernel is defined";
   if (auto call = library_call_in_forward(ctx)) {
     ctx.add("static.no_kernel", kFatal, call->first, call->second,
             fmt::format("forward calls {} and {}", call->second, missing));
@@ -186,16 +192,15 @@ std::vector<std::string> problem_dtypes(std::string_view problem_source) {
 }
 
 bool defines_kernel(const PythonSource& src, const std::vector<ExtensionBuild>& builds,
-                    std::string_view backend) {
+                    std::string_view backend_name) {
+  const Backend& backend = backend_named(backend_name);
   for (const auto& b : builds) {
     if (b.file_sources) return true;
     for (const auto& s : b.sources) {
-      if (backend == "cuda" ? s.scan.has_cuda_kernel : s.scan.has_function_body) return true;
+      if (inline_kernel(s.scan, backend)) return true;
     }
   }
-  if (backend == "cuda") return has_decorator(src, "triton", "jit");
-  if (backend == "npu") return has_decorator(src, "pypto", "jit");
-  return false;
+  return has_kernel_decorator(src, backend);
 }
 
 std::vector<Finding> check_candidate(std::string_view source, std::string_view file_name,

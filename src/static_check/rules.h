@@ -1,5 +1,5 @@
 #pragma once
-// The static anti-cheat rules (DESIGN.md "Trust model" 5 and 7): checks run
+// The static anti-cheat rules (ARCHITECTURE.md "Trust model" 5 and 7): checks run
 // on a candidate's source before any of its code runs. Every finding has a
 // stable rule id (docs/anti-cheat.md), a severity and file:line evidence.
 // A fatal finding decides the verdict fail_cheat; a warning is recorded.

@@ -4,30 +4,17 @@
 
 #include "util/fs.h"
 #include "util/json_optional.h"
-#include "verify/child_process.h"
+#include "worker/child_process.h"
+#include "worker/probe.h"
 
 namespace kgym::verify {
 
 std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
-  std::vector<std::string> argv = {req.python,
-                                   req.worker_script.string(),
-                                   "lint",
-                                   "--problem",
-                                   req.problem.string(),
-                                   "--seed",
-                                   std::to_string(req.seed),
-                                   "--threads",
-                                   std::to_string(req.threads),
-                                   "--atol",
-                                   std::to_string(req.tolerance.atol),
-                                   "--rtol",
-                                   std::to_string(req.tolerance.rtol),
-                                   "--out",
-                                   req.out_json.string()};
-  for (const auto& [name, value] : req.overrides) {
-    argv.push_back("--override");
-    argv.push_back(name + "=" + std::to_string(value));
-  }
+  std::vector<std::string> argv = {req.python, req.worker_script.string()};
+  for (std::string& arg : problem_arguments("lint", req.problem, req.seed, req.threads, req.overrides))
+    argv.push_back(std::move(arg));
+  argv.insert(argv.end(), {"--atol", std::to_string(req.tolerance.atol), "--rtol",
+                           std::to_string(req.tolerance.rtol), "--out", req.out_json.string()});
   std::error_code ec;
   std::filesystem::remove(req.out_json, ec);
   auto run = run_captured(argv, Clock::now() + req.timeout);

@@ -1,4 +1,5 @@
 #include "verify/runtime_checks.h"
+#include "core/backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -145,7 +146,7 @@ std::optional<CheatFinding> op_trace_finding(const json& candidate, std::string_
 
 bool is_glue_op(std::string_view backend, std::string_view op) {
   if (std::find(std::begin(kCommonGlue), std::end(kCommonGlue), op) != std::end(kCommonGlue)) return true;
-  if (backend != "cpu") {
+  if (backend_named(backend).device_glue) {
     return std::find(std::begin(kDeviceGlue), std::end(kDeviceGlue), op) != std::end(kDeviceGlue);
   }
   return false;
@@ -215,8 +216,7 @@ std::optional<std::string> degenerate_kind(std::span<const TensorBytes> referenc
   for (const TensorBytes& t : reference_outputs) {
     auto dtype = parse_dtype(t.dtype);
     if (!dtype || !is_floating(*dtype)) continue;
-    auto found = configured.find(t.dtype);
-    Tolerance tol = found != configured.end() ? found->second : default_tolerance(t.dtype);
+    Tolerance tol = tolerance_for(configured, t.dtype);
     std::size_t n = t.data.size() / element_size(*dtype);
     if (n == 0) continue;
     any = true;

@@ -1,5 +1,5 @@
 #pragma once
-// Extra shapes for multi-shape correctness (DESIGN.md "Trust model" 4):
+// Extra shapes for multi-shape correctness (ARCHITECTURE.md "Trust model" 4):
 // the shapes a problem declares in a module-level CASES list, and one
 // held-out shape derived from the run seed by shrinking the problem's size
 // constants, so no candidate can know it in advance. Pure functions.

@@ -1,5 +1,5 @@
 #pragma once
-// The static anti-cheat gate of a verification (DESIGN.md "Trust model" 7):
+// The static anti-cheat gate of a verification (ARCHITECTURE.md "Trust model" 7):
 // the candidate's source is checked before any worker starts; a fatal
 // finding ends the verification with fail_cheat, warnings are recorded.
 #include <filesystem>

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "util/seed_mix.h"
 #include "verify/runtime_checks.h"
 #include "verify/stats.h"
@@ -278,9 +279,7 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
                     reference.payloads[ref_payload++]};
       TensorBytes a{cand_outputs[i].value("dtype", ""),
                     cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[cand_payload++]};
-      auto configured = config_.tolerances.find(b.dtype);
-      Tolerance tolerance =
-          configured != config_.tolerances.end() ? configured->second : default_tolerance(b.dtype);
+      Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend));
       auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance, b));
       if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
     }

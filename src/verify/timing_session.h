@@ -1,5 +1,5 @@
 #pragma once
-// The timing phase of a verification (DESIGN.md "Timing"): the reference
+// The timing phase of a verification (ARCHITECTURE.md "Timing"): the reference
 // and the candidate timed by the same worker code path in alternating
 // batches, warm-up until stable, batches until the speedup is known to
 // target_rse or the budget ends, sampled re-checks of timed outputs, an A/A
@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/result.h"
 #include "util/cpu_stat.h"
-#include "verify/protocol.h"
+#include "worker/protocol.h"
 #include "verify/stats.h"
 #include "verify/timing_checks.h"
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "verify/python_env.h"
+#include "worker/python_env.h"
 #include "verify/verifier.h"
 
 namespace kgym::verify {

@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verify/candidate_sandbox.h"
+#include "worker/candidate_sandbox.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
 #include "verify/verifier.h"
-#include "verify/worker_process.h"
+#include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "verify/shape_plan.h"
+#include "core/backend.h"
 #include "verify/verification.h"
 
 namespace kgym::verify::detail {
@@ -24,8 +25,7 @@ std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
 }  // namespace
 
 Tolerance Verification::tolerance_for(const std::string& dtype) const {
-  auto configured = req_.config.tolerances.find(dtype);
-  return configured != req_.config.tolerances.end() ? configured->second : default_tolerance(dtype);
+  return kgym::tolerance_for(req_.config.tolerances, dtype, backend_named(req_.config.backend));
 }
 
 Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {

@@ -9,9 +9,10 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
-#include "verify/candidate_sandbox.h"
+#include "core/backend.h"
+#include "worker/candidate_sandbox.h"
 #include "verify/verification.h"
-#include "verify/worker_process.h"
+#include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
 namespace {
@@ -120,9 +121,12 @@ std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
                                          "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
                                          "PYTHONUNBUFFERED=1"};
-  // PyPTO kernels (npu) take their device from TILE_FWK_DEVICE_ID: the leased one.
-  if (req_.config.backend == "npu" && !req_.device.empty() && req_.device != "all")
-    env_overrides.push_back("TILE_FWK_DEVICE_ID=" + req_.device);
+  // Kernels that take their device from a variable (PyPTO: TILE_FWK_DEVICE_ID)
+  // get the leased one.
+  if (!req_.device.empty() && req_.device != "all") {
+    for (std::string_view variable : backend_named(req_.config.backend).worker_device_env)
+      env_overrides.push_back(std::string(variable) + "=" + req_.device);
+  }
   return env_overrides;
 }
 

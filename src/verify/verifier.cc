@@ -10,17 +10,17 @@
 
 #include "util/fs.h"
 #include "util/seed_mix.h"
-#include "verify/candidate_sandbox.h"
+#include "worker/candidate_sandbox.h"
 #include "verify/candidate_sources.h"
-#include "verify/probe.h"
+#include "worker/probe.h"
 #include "verify/runtime_checks.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 #include "verify/timing_session.h"
 #include "verify/verification.h"
-#include "verify/worker_process.h"
-#include "verify/worker_startup.h"
+#include "worker/worker_process.h"
+#include "worker/worker_startup.h"
 
 namespace kgym::verify {
 namespace detail {

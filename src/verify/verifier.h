@@ -1,5 +1,5 @@
 #pragma once
-// Verification of one candidate against one problem (DESIGN.md "Trust
+// Verification of one candidate against one problem (ARCHITECTURE.md "Trust
 // model" 2-4): the reference and the candidate run in two separate Python
 // worker processes; the parent (this code) generates the per-trial seeds,
 // relays the reference's inputs to the candidate, receives every output and
@@ -14,20 +14,9 @@
 
 #include "core/config.h"
 #include "core/result.h"
+#include "worker/zygote.h"
 
 namespace kgym::verify {
-
-// Where a verification finds its device's zygotes (part of VerifyRequest).
-struct WarmEndpoints {
-  std::filesystem::path reference_socket;
-  std::filesystem::path candidate_socket;
-  // The candidate zygote's writable scratch root on the host and as the
-  // candidate sees it; each verification uses a fresh subdirectory.
-  std::filesystem::path scratch_root;
-  std::filesystem::path scratch_inside;
-  std::string candidate_box;       // the candidate zygote's box, for verify.log
-  std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
-};
 
 struct VerifyRequest {
   std::string case_id;                // for the result; may be "" for ad-hoc use

@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include "verify/child_process.h"
-#include "verify/probe.h"
-#include "verify/python_env.h"
+#include "worker/child_process.h"
+#include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::verify {
 namespace {

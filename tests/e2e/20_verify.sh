@@ -94,4 +94,15 @@ check "A/A records each round's four batch medians (reference, candidate and the
 
 expect_exit 2 "a missing candidate file is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$TMP/none.py"
+
+# --override goes through the config loader, as for kgym run: a bad one is
+# refused before any work, naming the flag; a good one reaches the problem.
+expect_exit 2 "a malformed --override is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$S/solutions/level1/1_ReLU/model_new.py" --override batch_size
+expect_output "--override batch_size" "naming the flag"
+expect_exit 0 "--override sizes the problem" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
+  --candidate "$S/solutions/level1/1_ReLU/model_new.py" --mode correctness --override batch_size=8 \
+  --json "$TMP/small.json"
+check "the override reaches the verification" grep -q '"\[8, 4096\]"' "$TMP/small.json"
+
 finish

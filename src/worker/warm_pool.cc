@@ -1,13 +1,14 @@
-#include "verify/warm_pool.h"
+#include "worker/warm_pool.h"
 
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "util/fs.h"
 #include "util/spawn.h"
-#include "verify/candidate_sandbox.h"
-#include "verify/probe.h"
+#include "worker/candidate_sandbox.h"
+#include "worker/probe.h"
 
 namespace kgym::verify {
 namespace {
@@ -19,7 +20,8 @@ std::string_view role_of(bool candidate) { return candidate ? "candidate" : "ref
 }  // namespace
 
 bool warm_workers_enabled(const VerifierConfig& config) {
-  return config.warm_workers == "on" || (config.warm_workers == "auto" && config.backend == "cpu");
+  return config.warm_workers == "on" ||
+         (config.warm_workers == "auto" && backend_named(config.backend).forks_workers);
 }
 
 std::expected<std::unique_ptr<WarmPool>, std::string> WarmPool::create(WarmPoolOptions options) {

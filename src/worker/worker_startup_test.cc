@@ -1,4 +1,4 @@
-#include "verify/worker_startup.h"
+#include "worker/worker_startup.h"
 
 #include <gtest/gtest.h>
 

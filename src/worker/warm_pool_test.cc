@@ -1,4 +1,4 @@
-#include "verify/warm_pool.h"
+#include "worker/warm_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
 

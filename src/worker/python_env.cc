@@ -1,10 +1,11 @@
-#include "verify/python_env.h"
+#include "worker/python_env.h"
 
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "verify/child_process.h"
+#include "core/backend.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
 namespace {
@@ -34,13 +35,16 @@ std::expected<std::string, std::string> torch_version_of(const std::string& pyth
   return std::unexpected(last.empty() ? run->exit.describe() : last);
 }
 
-// Prints kMarker + "yes" when the backend can run, else the reason.
-constexpr const char* kBackendProbe = R"(import sys
+// Prints kMarker + "yes" when the backend can run, else the reason. argv:
+// the backend's name (torch.<name>) and the module that adds it to torch
+// ("" when torch has it built in).
+constexpr const char* kBackendProbe = R"(import importlib
+import sys
 import torch
-backend = sys.argv[1]
+backend, extension = sys.argv[1], sys.argv[2]
 try:
-    if backend == "npu":
-        import torch_npu  # noqa: F401
+    if extension:
+        importlib.import_module(extension)
     ok = getattr(torch, backend).is_available()
     why = "" if ok else "torch.%s.is_available() is False" % backend
 except Exception as exc:
@@ -52,8 +56,10 @@ print("KGYM_BACKEND=" + ("yes" if ok else why))
 
 std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
                                                std::chrono::seconds timeout) {
-  if (backend == "cpu") return {};
-  auto run = run_captured({python, "-c", kBackendProbe, backend}, Clock::now() + timeout);
+  const Backend& info = backend_named(backend);
+  if (info.always_available) return {};
+  auto run = run_captured({python, "-c", kBackendProbe, backend, std::string(info.torch_extension)},
+                          Clock::now() + timeout);
   if (!run) return std::unexpected(run.error());
   constexpr std::string_view marker = "KGYM_BACKEND=";
   auto at = run->output.find(marker);
@@ -68,7 +74,7 @@ std::expected<void, std::string> check_backend(const std::string& python, const 
   return std::unexpected(
       fmt::format("backend {} is not available to {} ({}); use backend cpu, or set "
                   "verifier.python to an interpreter with {} support",
-                  backend, python, answer, backend == "npu" ? "torch_npu" : "CUDA"));
+                  backend, python, answer, backend_named(backend).runtime_module));
 }
 
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,

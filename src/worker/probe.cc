@@ -1,11 +1,11 @@
-#include "verify/probe.h"
+#include "worker/probe.h"
 
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
-#include "verify/worker_script.h"
+#include "worker/worker_script.h"
 
 namespace kgym::verify {
 namespace {
@@ -31,21 +31,28 @@ std::vector<TensorInfo> infos_from(const nlohmann::json& j, const char* key) {
 
 std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
                                        const std::filesystem::path& out_json) {
-  std::vector<std::string> argv = {req.python,
-                                   worker_path.string(),
-                                   "probe",
-                                   "--problem",
-                                   req.problem.string(),
-                                   "--seed",
-                                   std::to_string(req.seed),
-                                   "--threads",
-                                   std::to_string(req.threads),
-                                   "--out",
-                                   out_json.string()};
-  for (const auto& [name, value] : req.overrides) {
+  std::vector<std::string> argv = {req.python, worker_path.string()};
+  std::vector<std::string> args = probe_arguments(req, out_json);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::vector<std::string> problem_arguments(std::string_view op, const std::filesystem::path& problem,
+                                           unsigned long long seed, int threads,
+                                           const std::map<std::string, long long>& overrides) {
+  std::vector<std::string> argv = {std::string(op), "--problem", problem.string(), "--seed",
+                                   std::to_string(seed), "--threads", std::to_string(threads)};
+  for (const auto& [name, value] : overrides) {
     argv.push_back("--override");
     argv.push_back(name + "=" + std::to_string(value));
   }
+  return argv;
+}
+
+std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
+  std::vector<std::string> argv =
+      problem_arguments("probe", req.problem, req.seed, req.threads, req.overrides);
+  argv.insert(argv.end(), {"--out", out_json.string()});
   return argv;
 }
 

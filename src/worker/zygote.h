@@ -20,9 +20,22 @@
 #include <vector>
 
 #include "util/unique_fd.h"
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 namespace kgym::verify {
+
+// Where a verification finds its device's zygotes (part of verify/verifier.h's VerifyRequest).
+struct WarmEndpoints {
+  std::filesystem::path reference_socket;
+  std::filesystem::path candidate_socket;
+  // The candidate zygote's writable scratch root on the host and as the
+  // candidate sees it; each verification uses a fresh subdirectory.
+  std::filesystem::path scratch_root;
+  std::filesystem::path scratch_inside;
+  std::string candidate_box;       // the candidate zygote's box, for verify.log
+  std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
+};
+
 
 class Zygote {
  public:

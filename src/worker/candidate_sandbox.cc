@@ -1,4 +1,4 @@
-#include "verify/candidate_sandbox.h"
+#include "worker/candidate_sandbox.h"
 
 #include <unistd.h>
 

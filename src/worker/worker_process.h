@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "util/unique_fd.h"
-#include "verify/child_process.h"
-#include "verify/protocol.h"
-#include "verify/zygote.h"
+#include "worker/child_process.h"
+#include "worker/protocol.h"
+#include "worker/zygote.h"
 
 namespace kgym::verify {
 

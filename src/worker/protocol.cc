@@ -1,4 +1,4 @@
-#include "verify/protocol.h"
+#include "worker/protocol.h"
 
 #include <fmt/format.h>
 

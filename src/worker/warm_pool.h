@@ -1,9 +1,10 @@
 #pragma once
-// The warm worker parents of one `kgym run` (DESIGN.md "Process model":
-// Python workers are started once and forked per verification). One pair
+// The warm worker parents of one `kgym run` (ARCHITECTURE.md "Process
+// model of kgym run": Python workers are started once and forked per
+// verification). One pair
 // per device, started lazily on the device's first verification: a trusted
 // zygote for reference workers, and a candidate zygote started inside the
-// candidate sandbox (verify/candidate_sandbox.h) so every candidate it forks
+// candidate sandbox (worker/candidate_sandbox.h) so every candidate it forks
 // inherits the box. A zygote found dead is started again. Everything lives
 // under a private temporary directory removed with the pool; the zygotes
 // die with the pool (and with this process, even by kill -9).
@@ -19,8 +20,7 @@
 #include "core/config.h"
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
-#include "verify/verifier.h"
-#include "verify/zygote.h"
+#include "worker/zygote.h"
 
 namespace kgym::verify {
 

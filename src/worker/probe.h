@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kgym::verify {
@@ -41,6 +42,15 @@ struct ProbeRequest {
 // written to `worker_path` by the caller (write_worker_script()).
 std::vector<std::string> probe_command(const ProbeRequest& req, const std::filesystem::path& worker_path,
                                        const std::filesystem::path& out_json);
+// The worker's own arguments of that command (past the interpreter and the
+// script): what a process forked from a warm worker parent is given.
+std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json);
+
+// The arguments every worker command about one problem starts with:
+// `OP --problem P --seed S --threads T [--override NAME=VALUE]...`.
+std::vector<std::string> problem_arguments(std::string_view op, const std::filesystem::path& problem,
+                                           unsigned long long seed, int threads,
+                                           const std::map<std::string, long long>& overrides);
 
 // Writes the embedded worker script to `path` and its modules beside it
 // (mode 0444). Returns an error message on failure.

@@ -1,4 +1,4 @@
-#include "verify/zygote.h"
+#include "worker/zygote.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,11 +31,6 @@ std::expected<sockaddr_un, std::string> address_of(const fs::path& path) {
   return address;
 }
 
-int poll_ms(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
-}
-
 // Reads one '\n'-terminated line from `fd` into `line`, keeping what follows
 // in `buffer`. False at end of file, on error or at the deadline (`timed_out`).
 bool read_line(int fd, std::string& buffer, std::string& line, Deadline deadline, bool& timed_out) {
@@ -51,7 +46,7 @@ bool read_line(int fd, std::string& buffer, std::string& line, Deadline deadline
       return false;
     }
     pollfd pfd{fd, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, poll_ms(deadline));
+    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
     if (ready < 0 && errno != EINTR) return false;
     if (ready <= 0) continue;
     char chunk[4096];

@@ -33,6 +33,10 @@ struct ChildExit {
   std::string describe() const;
 };
 
+// The timeout for one poll() on the way to `deadline`: what is left, at
+// most a second (so a loop around poll rechecks its state), never negative.
+int poll_timeout_ms(Deadline deadline);
+
 class ChildProcess {
  public:
   static std::expected<ChildProcess, std::string> spawn(const ChildSpec& spec);

@@ -1,4 +1,4 @@
-#include "verify/child_process.h"
+#include "worker/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -35,6 +36,11 @@ ChildExit exit_from_status(int status) {
 
 std::string ChildExit::describe() const {
   return signaled ? "signal " + util::describe_signal(code) : fmt::format("exit code {}", code);
+}
+
+int poll_timeout_ms(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
 }
 
 std::expected<ChildProcess, std::string> ChildProcess::spawn(const ChildSpec& spec) {
@@ -131,7 +137,7 @@ std::expected<CapturedRun, std::string> run_captured(const std::vector<std::stri
       return std::unexpected(fmt::format("{} did not finish in time", argv[0]));
     }
     pollfd pfd{read_end.get(), POLLIN, 0};
-    int n = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    int n = ::poll(&pfd, 1, poll_timeout_ms(deadline));
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;
     ssize_t got = ::read(read_end.get(), buffer, sizeof buffer);

@@ -1,5 +1,5 @@
 #pragma once
-// The box the candidate worker runs in (DESIGN.md "Process model"): no
+// The box the candidate worker runs in (ARCHITECTURE.md "Process model of kgym run"): no
 // network, the whole filesystem read-only with the dataset and the run
 // directories hidden, the verification's scratch dir visible read-only at
 // /tmp/kgym and only its candidate/ subdir (and the compile cache) writable,

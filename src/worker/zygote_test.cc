@@ -1,4 +1,4 @@
-#include "verify/zygote.h"
+#include "worker/zygote.h"
 
 #include <signal.h>
 #include <sys/socket.h>

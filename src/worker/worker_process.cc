@@ -1,4 +1,4 @@
-#include "verify/worker_process.h"
+#include "worker/worker_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,9 +19,15 @@ constexpr int kResponseFd = 4;
 // crash is reported with its signal rather than as a closed pipe.
 constexpr auto kExitGrace = std::chrono::seconds(5);
 
-int poll_timeout_ms(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
+// Whether `fd` became ready for `events` within one poll on the way to
+// `deadline` (false: poll again).
+std::expected<bool, ChannelError> poll_ready(int fd, short events, Deadline deadline) {
+  pollfd pfd{fd, events, 0};
+  int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+  if (ready < 0 && errno != EINTR)
+    return std::unexpected(
+        ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
+  return ready > 0;
 }
 
 // A connected stream socket pair: sockets rather than pipes so writes can
@@ -130,13 +136,9 @@ std::expected<void, ChannelError> WorkerProcess::send(const Message& message, De
       return std::unexpected(
           ChannelError{ChannelError::Kind::kTimeout, "worker did not accept the request in time"});
     }
-    pollfd pfd{requests_.get(), POLLOUT, 0};
-    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
-    if (ready < 0 && errno != EINTR) {
-      return std::unexpected(
-          ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
-    }
-    if (ready <= 0) continue;
+    auto ready = poll_ready(requests_.get(), POLLOUT, deadline);
+    if (!ready) return std::unexpected(ready.error());
+    if (!*ready) continue;
     ssize_t n = ::send(requests_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
@@ -159,13 +161,9 @@ std::expected<Message, ChannelError> WorkerProcess::receive(Deadline deadline) {
     if (Clock::now() >= deadline) {
       return std::unexpected(ChannelError{ChannelError::Kind::kTimeout, "worker did not answer in time"});
     }
-    pollfd pfd{responses_.get(), POLLIN, 0};
-    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
-    if (ready < 0 && errno != EINTR) {
-      return std::unexpected(
-          ChannelError{ChannelError::Kind::kIo, fmt::format("poll: {}", std::strerror(errno))});
-    }
-    if (ready <= 0) continue;
+    auto ready = poll_ready(responses_.get(), POLLIN, deadline);
+    if (!ready) return std::unexpected(ready.error());
+    if (!*ready) continue;
     ssize_t n = ::read(responses_.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;

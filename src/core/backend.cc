@@ -1,0 +1,112 @@
+#include "core/backend.h"
+
+#include <array>
+
+namespace kgym {
+namespace {
+
+// What SPEC.md tells the agent its kernel must be, per backend.
+constexpr std::string_view kCpuRules =
+    "CPU: the computation must run in your own C++ code built with\n"
+    "`torch.utils.cpp_extension.load_inline` (OpenMP and SIMD are welcome: pass\n"
+    "`extra_cflags=['-O3', '-fopenmp']`, `extra_ldflags=['-fopenmp']`). Torch's own operators may\n"
+    "only allocate and reshape; calling them for the computation itself is not a kernel.";
+constexpr std::string_view kCudaRules =
+    "CUDA: the computation must run in your own CUDA kernels (`__global__` functions built with\n"
+    "`torch.utils.cpp_extension.load_inline`, or Triton `@triton.jit` kernels).";
+constexpr std::string_view kNpuRules =
+    "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via "
+    "torch_npu).";
+
+const std::array<Backend, 3>& table() {
+  static const std::array<Backend, 3> backends{
+      Backend{
+          .id = BackendId::kCpu,
+          .name = "cpu",
+          .no_inline_kernel = "the load_inline sources define no function with statements",
+          .no_kernel = "no load_inline kernel is defined",
+          .spec_rules = kCpuRules,
+          .timing_method = "perf_counter_ns around a synchronous call",
+          .devices_are_cores = true,
+          .forks_workers = true,
+          .always_available = true,
+          .runtime_module = "torch",
+      },
+      Backend{
+          .id = BackendId::kCuda,
+          .name = "cuda",
+          .inline_needs_global = true,
+          .decorators = {{"triton", "jit"}},
+          .no_inline_kernel = "the load_inline sources define no __global__ kernel",
+          .no_kernel = "no CUDA (load_inline) or Triton (@triton.jit) kernel is defined",
+          .spec_rules = kCudaRules,
+          .timing_method = "CUDA events, all streams synchronized",
+          .agent_device_env = {"CUDA_VISIBLE_DEVICES"},
+          .device_glue = true,
+          .runtime_module = "CUDA",
+      },
+      Backend{
+          .id = BackendId::kNpu,
+          .name = "npu",
+          .decorators = {{"pypto", "jit"}},
+          .no_inline_kernel = "the load_inline sources define no function with statements",
+          .no_kernel = "no pypto.jit kernel is defined",
+          .spec_rules = kNpuRules,
+          .timing_method = "NPU events",
+          // PyPTO kernels take their device from TILE_FWK_DEVICE_ID.
+          .agent_device_env = {"TILE_FWK_DEVICE_ID"},
+          .worker_device_env = {"TILE_FWK_DEVICE_ID"},
+          .device_glue = true,
+          .runtime_module = "torch_npu",
+          .torch_extension = "torch_npu",
+      },
+  };
+  return backends;
+}
+
+}  // namespace
+
+Tolerance default_tolerance(const std::string& dtype) {
+  // Tight enough that computing in a narrower type fails (float64 done in
+  // float32 errs by ~6e-8 relative; float32 done in bfloat16 by ~4e-3), loose
+  // enough for an honest kernel that reorders a long reduction.
+  if (dtype == "float64" || dtype == "complex128") return {1e-8, 1e-8};
+  if (dtype == "float32" || dtype == "complex64") return {1e-4, 1e-3};
+  if (dtype == "float16") return {1e-2, 1e-2};
+  if (dtype == "bfloat16") return {2e-2, 2e-2};
+  return {0, 0};  // integers and bool compare exactly
+}
+
+// One table on every backend today; a backend whose arithmetic differs
+// gets its own here.
+Tolerance Backend::default_tolerance(const std::string& dtype) const {
+  return kgym::default_tolerance(dtype);
+}
+
+std::span<const Backend> all_backends() { return table(); }
+
+std::vector<std::string_view> backend_names() {
+  std::vector<std::string_view> names;
+  for (const Backend& b : table()) names.push_back(b.name);
+  return names;
+}
+
+const Backend* find_backend(std::string_view name) {
+  for (const Backend& b : table()) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+const Backend& backend_named(std::string_view name) {
+  const Backend* b = find_backend(name);
+  return b ? *b : table().front();
+}
+
+Tolerance tolerance_for(const std::map<std::string, Tolerance>& configured, const std::string& dtype,
+                        const Backend& backend) {
+  auto it = configured.find(dtype);
+  return it != configured.end() ? it->second : backend.default_tolerance(dtype);
+}
+
+}  // namespace kgym

@@ -1,0 +1,385 @@
+#include "run/sample_flow.h"
+
+#include <fmt/format.h>
+
+#include "run/spec_writer.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+#include "worker/probe.h"
+#include "verify/verifier.h"
+
+namespace kgym::run {
+
+using util::ProcessExit;
+
+namespace {
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "";
+  std::size_t start = text.find_last_of('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
+  nlohmann::json j = to_json(g);
+  j["generate_s"] = generate_s ? nlohmann::json(*generate_s) : nlohmann::json(nullptr);
+  return j;
+}
+
+// A case's op dir in a work repository starts empty. kgym marks the dirs it
+// makes; a dir it did not make is never deleted (the case fails instead).
+std::expected<void, std::string> fresh_op_dir(const std::filesystem::path& dir,
+                                              const std::filesystem::path& run_dir) {
+  constexpr const char* kMarker = ".kgym_op_dir";
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    if (!std::filesystem::exists(dir / kMarker, ec) && !std::filesystem::is_empty(dir, ec)) {
+      return std::unexpected(
+          fmt::format("{} exists and was not made by kgym; move it away or point agent.work_repo elsewhere",
+                      dir.string()));
+    }
+    std::filesystem::remove_all(dir, ec);
+    if (ec) return std::unexpected(fmt::format("cannot clear {}: {}", dir.string(), ec.message()));
+  }
+  if (auto ok = util::make_dirs(dir); !ok) return ok;
+  return util::write_file_atomic(dir / kMarker,
+                                 fmt::format("made by kgym for the run {}\n", run_dir.string()));
+}
+
+}  // namespace
+
+std::string_view to_string(Phase phase) {
+  switch (phase) {
+    case Phase::kPending: return "pending";
+    case Phase::kProbing: return "probing";
+    case Phase::kGenerating: return "generating";
+    case Phase::kChecking: return "checking";
+    case Phase::kWaitingDevice: return "waiting_device";
+    case Phase::kVerifying: return "verifying";
+    case Phase::kDone: return "done";
+  }
+  return "pending";
+}
+
+std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id) {
+  auto text = util::read_file(paths.result());
+  if (!text) return std::nullopt;
+  try {
+    CaseResult r = result_from_json(nlohmann::json::parse(*text));
+    if (r.case_id == case_id) return r;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+SampleFlow::SampleFlow(SampleId id, const Config& config, const FlowOptions& options,
+                       const agent::Agent& agent, const util::Clock& clock)
+    : id_(std::move(id)), config_(config), options_(options), agent_(agent), clock_(clock) {}
+
+void SampleFlow::resume(bool regenerate) {
+  const CasePaths& paths = id_.paths;
+  if (auto ended = load_result(paths, id_.c.id())) {
+    phase_ = Phase::kDone;
+    result_ = std::move(ended);
+    return;
+  }
+  if (regenerate) {
+    std::error_code ec;
+    std::filesystem::remove(paths.generation(), ec);
+    std::filesystem::remove_all(paths.candidate(), ec);
+    std::filesystem::remove_all(id_.work, ec);
+    return;
+  }
+  // A candidate that was generated but not verified is verified, not
+  // generated again; everything generation.json recorded is kept.
+  auto text = util::read_file(paths.generation());
+  if (!text) return;
+  nlohmann::json g = nlohmann::json::parse(*text, nullptr, false);
+  std::filesystem::path candidate =
+      paths.candidate() / std::filesystem::path(agent_.artifacts().front()).filename();
+  if (g.is_discarded() || g.value("outcome", "") != "ok" || !std::filesystem::exists(candidate)) return;
+  candidate_ = candidate;
+  try {
+    generation_ = generation_from_json(g);
+  } catch (const nlohmann::json::exception&) {
+    generation_ = Generation{};
+    generation_.agent = agent_.name();
+  }
+  if (g.contains("generate_s") && g["generate_s"].is_number()) generate_s_ = g["generate_s"].get<double>();
+  phase_ = Phase::kWaitingDevice;
+}
+
+Step SampleFlow::start(std::optional<DeviceLease> device) {
+  device_ = std::move(device);
+  started_ = clock_.now();
+  if (phase_ == Phase::kWaitingDevice) {
+    event("resume_verify");
+    return wait_for_device();
+  }
+  return launch_probe();
+}
+
+Step SampleFlow::child_exited(const ProcessExit& exit, bool timed_out) {
+  Child kind = std::exchange(child_, Child::kNone);
+  switch (kind) {
+    case Child::kProbe: return probe_ended(exit, timed_out);
+    case Child::kAgent: return agent_ended(exit, timed_out);
+    case Child::kGate:
+      checks_->command_ended(exit, timed_out);
+      return advance_checks();
+    case Child::kVerify: return verify_ended(exit, timed_out);
+    case Child::kNone: break;
+  }
+  return fail(Verdict::kHarnessError, "a child ended that the sample did not start");
+}
+
+Step SampleFlow::launch_failed(const std::string& why) {
+  Child kind = std::exchange(child_, Child::kNone);
+  switch (kind) {
+    case Child::kProbe:
+      return fail(Verdict::kHarnessError,
+                  fmt::format("cannot start the reference probe with {}: {}", options_.python, why));
+    case Child::kAgent:
+      end_generation();
+      generation_.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
+      return fail(Verdict::kGenerationFailed, fmt::format("cannot start agent '{}': {}", launched_, why));
+    case Child::kGate:  // a gate that cannot start fails; the checks go on
+      checks_->command_ended({ProcessExit::Kind::kExited, 127}, false);
+      return advance_checks();
+    case Child::kVerify:
+      return fail(Verdict::kHarnessError, fmt::format("cannot start the verifier: {}", why));
+    case Child::kNone: break;
+  }
+  return fail(Verdict::kHarnessError, why);
+}
+
+Step SampleFlow::launch(Child kind, util::ProcessSpec spec, std::chrono::seconds timeout) {
+  child_ = kind;
+  launched_ = spec.argv.empty() ? "" : spec.argv.front();
+  return Launch{std::move(spec), timeout};
+}
+
+Step SampleFlow::launch_probe() {
+  const CasePaths& paths = id_.paths;
+  if (config_.agent.work_repo) {
+    if (auto ok = fresh_op_dir(id_.work, options_.run_dir); !ok)
+      return fail(Verdict::kHarnessError, ok.error());
+  }
+  for (const auto& dir : {paths.dir, id_.work}) {
+    if (auto ok = util::make_dirs(dir); !ok) return fail(Verdict::kHarnessError, ok.error());
+  }
+  if (auto ok = util::copy_regular_file(id_.c.file, paths.task_desc()); !ok)
+    return fail(Verdict::kHarnessError, ok.error());
+  verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
+  util::ProcessSpec spec;
+  spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());
+  spec.cwd = paths.dir;
+  spec.log_file = paths.probe_log();
+  spec.env = {{"OMP_NUM_THREADS", "1"}};
+  // With warm workers the probe is forked from the first device's reference
+  // zygote (torch already imported) by a `kgym zygote-run` child, which the
+  // event loop supervises like any other; a zygote that cannot start leaves
+  // the probe cold.
+  if (options_.warm_pool) {
+    if (auto socket = options_.warm_pool->reference_socket(0)) {
+      std::vector<std::string> argv = options_.kgym_argv0;
+      argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", paths.dir.string(),
+                               "--env", "OMP_NUM_THREADS=1", "--"});
+      std::vector<std::string> worker_args = verify::probe_arguments(req, paths.probe());
+      argv.insert(argv.end(), worker_args.begin(), worker_args.end());
+      spec.argv = std::move(argv);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove(paths.probe(), ec);
+  set_phase(Phase::kProbing);
+  return launch(Child::kProbe, std::move(spec), config_.verifier.timeout);
+}
+
+Step SampleFlow::probe_ended(const ProcessExit& exit, bool timed_out) {
+  const CasePaths& paths = id_.paths;
+  if (timed_out) return fail(Verdict::kReferenceError, "the reference probe timed out");
+  auto probe = verify::read_probe(paths.probe());
+  if (!probe) {
+    return fail(Verdict::kReferenceError,
+                fmt::format("reference probe failed ({}): {}", exit.describe(), probe.error()));
+  }
+  std::string spec = render_spec(id_.c, config_, *probe);
+  std::string prompt = render_prompt(id_.c, config_);
+  for (const auto& dir : {paths.dir, id_.work}) {
+    for (auto [name, text] : {std::pair{CasePaths::kSpec, &spec}, std::pair{CasePaths::kPrompt, &prompt}}) {
+      if (auto ok = util::write_file_atomic(dir / name, *text, util::Durability::kRenameOnly); !ok)
+        return fail(Verdict::kHarnessError, ok.error());
+    }
+  }
+  if (auto ok = util::copy_regular_file(id_.c.file, id_.work / CasePaths::kTaskDesc); !ok)
+    return fail(Verdict::kHarnessError, ok.error());
+  return launch_generation();
+}
+
+Step SampleFlow::launch_generation() {
+  generation_ = Generation{};
+  generation_.agent = agent_.name();
+  generation_.model = agent_.model();
+  generation_.agent_version = options_.agent_version;
+  set_phase(Phase::kGenerating);
+  generation_started_ = clock_.now();
+  if (!config_.workflow.stages.empty()) {
+    workflow_stage_ = 0;
+    attempt_ = 0;
+    return launch_stage();
+  }
+  std::filesystem::path prompt_file = id_.work / CasePaths::kPrompt;
+  if (auto prompt = util::read_file(prompt_file)) generation_.prompt_sha256 = util::sha256_hex(*prompt);
+  return launch_agent(prompt_file);
+}
+
+Step SampleFlow::agent_ended(const ProcessExit& exit, bool timed_out) {
+  bool workflow = !config_.workflow.stages.empty();
+  generation_.exit_code = exit.kind == ProcessExit::Kind::kExited ? exit.code : 128 + exit.code;
+  if (timed_out || !exit.ok()) {
+    GenerationOutcome outcome = timed_out ? GenerationOutcome::kTimeout : GenerationOutcome::kNonZeroExit;
+    if (workflow)
+      generation_.stages.back().attempts.push_back({attempt_, std::string(to_string(outcome)), {}});
+    end_generation();
+    generation_.outcome = std::string(to_string(outcome));
+    std::string where = workflow ? fmt::format(" in stage '{}'", generation_.stages.back().name) : "";
+    if (timed_out)
+      return fail(Verdict::kGenerationFailed,
+                  fmt::format("agent timed out after {} s{}", config_.agent.timeout.count(), where));
+    return fail(Verdict::kGenerationFailed,
+                fmt::format("agent ended with {}{} (see agent.log)", exit.describe(), where));
+  }
+  return agent_done();
+}
+
+// The agent's run ended well (or there was none to run): a workflow checks
+// the stage, otherwise the candidate is collected.
+Step SampleFlow::agent_done() {
+  if (!config_.workflow.stages.empty()) return check_stage();
+  return collect_candidate();
+}
+
+Step SampleFlow::collect_candidate() {
+  end_generation();
+  auto candidate =
+      agent::collect_artifacts(agent_, agent_.artifact_dir(agent_task({})), id_.paths.candidate());
+  if (!candidate) {
+    generation_.outcome = std::string(to_string(candidate.error().outcome));
+    return fail(Verdict::kGenerationFailed, candidate.error().reason);
+  }
+  candidate_ = *candidate;
+  generation_.outcome = "ok";
+  if (auto ok = util::write_file_atomic(id_.paths.generation(),
+                                        generation_json(generation_, generate_s_).dump(2) + "\n");
+      !ok) {
+    return fail(Verdict::kHarnessError, ok.error());
+  }
+  event("generated");
+  return wait_for_device();
+}
+
+Step SampleFlow::wait_for_device() {
+  set_phase(Phase::kWaitingDevice);
+  return NeedDevice{};
+}
+
+Step SampleFlow::device_granted(DeviceLease device) {
+  device_ = std::move(device);
+  return launch_verification();
+}
+
+Step SampleFlow::launch_verification() {
+  const CasePaths& paths = id_.paths;
+  std::error_code ec;
+  std::filesystem::remove_all(paths.verify_dir(), ec);
+  std::filesystem::remove(paths.verify_result(), ec);
+  if (auto ok = util::make_dirs(paths.verify_dir()); !ok) return fail(Verdict::kHarnessError, ok.error());
+  verify::VerifyRequest req;
+  req.case_id = id_.c.id();
+  req.problem = id_.c.file;
+  req.candidate = candidate_;
+  req.scratch_dir = paths.verify_dir();
+  req.python = options_.python;
+  req.config = config_.verifier;
+  req.overrides = config_.overrides;
+  req.device = device_->name;
+  req.run_seed = id_.seed;
+  req.sandbox = config_.sandbox;
+  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
+  req.sandbox_hidden = options_.candidate_hidden;
+  if (options_.warm_pool) {
+    if (auto warm = options_.warm_pool->endpoints(device_->index)) {
+      req.warm = std::move(*warm);
+    } else {
+      notes_.push_back(
+          {FlowNote::Kind::kWarning,
+           fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), id_.c.id())});
+    }
+  }
+  if (auto ok = util::write_file_atomic(paths.verify_request(), verify::to_json(req).dump(2) + "\n",
+                                        util::Durability::kRenameOnly);
+      !ok) {
+    return fail(Verdict::kHarnessError, ok.error());
+  }
+  util::ProcessSpec spec;
+  spec.argv = options_.kgym_argv0;
+  spec.argv.insert(spec.argv.end(), {"verify", "--request", paths.verify_request().string(), "--json",
+                                      paths.verify_result().string()});
+  spec.cwd = paths.dir;
+  spec.log_file = paths.verify_log();
+  set_phase(Phase::kVerifying);
+  // kgym verify enforces verifier.timeout itself; this deadline only guards
+  // against a verifier that cannot stop.
+  return launch(Child::kVerify, std::move(spec), config_.verifier.timeout + std::chrono::seconds(60));
+}
+
+Step SampleFlow::verify_ended(const ProcessExit& exit, bool timed_out) {
+  auto text = util::read_file(id_.paths.verify_result());
+  if (!text) {
+    std::string reason =
+        timed_out
+            ? "the verifier did not stop in time"
+            : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
+    return fail(timed_out ? Verdict::kTimeout : Verdict::kHarnessError, reason);
+  }
+  CaseResult result;
+  try {
+    result = result_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return fail(Verdict::kHarnessError, fmt::format("unreadable verify_result.json: {}", e.what()));
+  }
+  return finish(std::move(result));
+}
+
+Step SampleFlow::fail(Verdict verdict, std::string reason) {
+  CaseResult r;
+  r.verdict = verdict;
+  r.reason = last_line(reason);
+  return finish(std::move(r));
+}
+
+Step SampleFlow::finish(CaseResult result) {
+  result.case_id = id_.c.id();
+  result.backend = config_.verifier.backend;
+  result.mode = config_.verifier.mode;
+  if (!generation_.agent.empty()) result.generation = generation_;
+  result.timings.generate_s = generate_s_;
+  result.timings.total_s = util::Seconds(clock_.now() - started_).count();
+  phase_ = Phase::kDone;
+  result_ = result;
+  return Finished{std::move(result)};
+}
+
+void SampleFlow::set_phase(Phase phase) {
+  phase_ = phase;
+  notes_.push_back({FlowNote::Kind::kPhase, std::string(to_string(phase)), nlohmann::json::object()});
+}
+
+void SampleFlow::event(std::string name, nlohmann::json data) {
+  notes_.push_back({FlowNote::Kind::kEvent, std::move(name), std::move(data)});
+}
+
+}  // namespace kgym::run

@@ -1,0 +1,196 @@
+#pragma once
+// The lifecycle of one sample (one generation of a case and its
+// verification) as a state machine. It starts no process and waits on
+// nothing: on each event — started, child exited, device granted, a launch
+// that failed — it returns the next Step for the event loop (run/scheduler)
+// to carry out: run this process with this deadline, lease me a device, or
+// I am finished with this result. Lifecycle tests drive it with events
+// alone (sample_flow_test.cc).
+//
+//   pending ─► probing ─► generating ─► checking ─► waiting_device ─► verifying ─► done
+//                 │            ▲   │       │ (workflow gates, re-prompts)              ▲
+//                 │            └───┴───────┘                                          │
+//                 └──────────── any failure: a CaseResult with its verdict ───────────┘
+//
+// resume() is the one place that reads a previous attempt's files and says
+// where a sample starts again.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/agent.h"
+#include "core/case_paths.h"
+#include "core/case_set.h"
+#include "core/config.h"
+#include "core/result.h"
+#include "run/gates.h"
+#include "util/clock.h"
+#include "util/process_runner.h"
+#include "util/sandbox.h"
+#include "worker/warm_pool.h"
+
+namespace kgym::run {
+
+enum class Phase { kPending, kProbing, kGenerating, kChecking, kWaitingDevice, kVerifying, kDone };
+
+// As state.json shows it: "pending", "probing", "generating", "checking",
+// "waiting_device", "verifying", "done".
+std::string_view to_string(Phase phase);
+
+// What every sample of a run shares.
+struct FlowOptions {
+  std::filesystem::path run_dir;
+  std::vector<std::string> kgym_argv0;  // how to re-run this binary: {"/path/kgym"}
+  std::filesystem::path worker_script;  // the Python worker, written for this run
+  std::string python;                   // resolved interpreter
+  std::uint64_t run_seed = 0;
+  std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case
+  // Unfinished samples start from scratch even when a generated candidate
+  // waits for verification (`kgym run --resume --force`).
+  bool regenerate = false;
+  // OS confinement (util/sandbox.h), resolved once for the run; the agent's
+  // and the candidate's hidden directories (dataset, runs, the kgym tree).
+  util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
+  std::vector<std::filesystem::path> agent_hidden;
+  std::vector<std::filesystem::path> candidate_hidden;
+  // Warm worker parents per device (verifier.warm_workers); null = every
+  // verification starts its workers cold. Not owned.
+  verify::WarmPool* warm_pool = nullptr;
+};
+
+// Who a sample is.
+struct SampleId {
+  Case c;
+  int sample = 0;         // from 1 when the case has several samples; 0 when it has one
+  std::uint64_t seed = 0;  // of its probe and verification (run/samples.h)
+  CasePaths paths;        // the sample's dir (the case's own with one sample)
+  std::filesystem::path work;  // the agent's work dir
+};
+
+// A device the loop leased to the sample: its index in the run's devices
+// (the warm pool's key) and its name.
+struct DeviceLease {
+  std::size_t index = 0;
+  std::string name;
+};
+
+// The steps a flow asks of the loop.
+struct Launch {
+  util::ProcessSpec spec;
+  std::chrono::seconds timeout{0};
+};
+struct NeedDevice {};
+struct Finished {
+  CaseResult result;
+};
+using Step = std::variant<Launch, NeedDevice, Finished>;
+
+// Something the loop records for the flow, in order: a phase change, an
+// event for events.jsonl, or a warning for the terminal.
+struct FlowNote {
+  enum class Kind { kPhase, kEvent, kWarning } kind = Kind::kEvent;
+  std::string name;  // the event's name, or the warning's text
+  nlohmann::json data = nlohmann::json::object();
+};
+
+// The result a previous attempt wrote in `paths`, if it is complete and
+// belongs to `case_id`.
+std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
+
+class SampleFlow {
+ public:
+  SampleFlow(SampleId id, const Config& config, const FlowOptions& options, const agent::Agent& agent,
+             const util::Clock& clock);
+
+  // From the files of a previous attempt (result.json, generation.json and
+  // the candidate; with `regenerate` the latter two are removed first).
+  // Called once, before start().
+  void resume(bool regenerate);
+
+  // The loop starts the sample; `device` is leased already when the agent
+  // needs one (agent.needs_device) and is kept through verification.
+  Step start(std::optional<DeviceLease> device);
+  // The child of the last Launch ended; `timed_out`: the loop stopped it at
+  // its deadline.
+  Step child_exited(const util::ProcessExit& exit, bool timed_out);
+  // The last Launch could not start.
+  Step launch_failed(const std::string& why);
+  // The device asked for with NeedDevice.
+  Step device_granted(DeviceLease device);
+
+  Phase phase() const { return phase_; }
+  const SampleId& id() const { return id_; }
+  const std::optional<CaseResult>& result() const { return result_; }
+  const std::optional<DeviceLease>& device() const { return device_; }
+  // Workflow progress as the case row shows it.
+  const std::string& stage() const { return stage_name_; }
+  int attempt() const { return attempt_; }
+  const std::vector<std::string>& failed_gates() const { return failed_gates_; }
+
+  // The notes made since the last call, in order.
+  std::vector<FlowNote> take_notes() { return std::exchange(notes_, {}); }
+
+ private:
+  enum class Child { kNone, kProbe, kAgent, kGate, kVerify };
+
+  // sample_flow.cc: the lifecycle.
+  Step launch_probe();
+  Step probe_ended(const util::ProcessExit& exit, bool timed_out);
+  Step launch_generation();
+  Step agent_ended(const util::ProcessExit& exit, bool timed_out);
+  Step agent_done();
+  Step collect_candidate();
+  Step wait_for_device();
+  Step launch_verification();
+  Step verify_ended(const util::ProcessExit& exit, bool timed_out);
+  Step fail(Verdict verdict, std::string reason);
+  Step finish(CaseResult result);
+  Step launch(Child kind, util::ProcessSpec spec, std::chrono::seconds timeout);
+  void set_phase(Phase phase);
+  void event(std::string name, nlohmann::json data = nlohmann::json::object());
+
+  // sample_flow_agent.cc: the agent, its box and the workflow stages.
+  agent::AgentTask agent_task(const std::filesystem::path& prompt_file) const;
+  Step launch_agent(const std::filesystem::path& prompt_file);
+  void agent_env(util::ProcessSpec& spec) const;
+  enum class Boxed { kAgent, kGate };
+  util::ProcessSpec sandboxed(const util::ProcessSpec& spec, Boxed who) const;
+  Step launch_stage();
+  Step check_stage();
+  Step advance_checks();
+  Step stage_checked();
+  void end_generation();
+
+  SampleId id_;
+  const Config& config_;
+  const FlowOptions& options_;
+  const agent::Agent& agent_;
+  const util::Clock& clock_;
+
+  Phase phase_ = Phase::kPending;
+  Child child_ = Child::kNone;
+  std::optional<DeviceLease> device_;
+  std::string launched_;  // argv[0] of the last Launch, for the error when it cannot start
+  std::filesystem::path candidate_;  // once collected
+  Generation generation_;
+  std::optional<double> generate_s_;
+  util::SteadyTime started_{};
+  util::SteadyTime generation_started_{};
+  std::size_t workflow_stage_ = 0;  // workflow: the stage being run
+  int attempt_ = 0;                 // and its attempt, from 1
+  std::string stage_name_;
+  std::vector<std::string> failed_gates_;
+  std::optional<StageChecks> checks_;  // of the attempt just run, while its gates are checked
+  std::optional<CaseResult> result_;
+  std::vector<FlowNote> notes_;
+};
+
+}  // namespace kgym::run

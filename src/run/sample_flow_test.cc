@@ -1,0 +1,248 @@
+// The sample lifecycle driven by events alone: no process is started, the
+// test plays the children by writing the files they would and reporting
+// their exits.
+#include "run/sample_flow.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include "run/workflow_test_util.h"
+#include "util/fs.h"
+#include "util/temp_dir.h"
+
+namespace kgym::run {
+namespace {
+
+namespace fs = std::filesystem;
+using util::ProcessExit;
+
+bool has_arg(const util::ProcessSpec& spec, const std::string& arg) {
+  return std::ranges::find(spec.argv, arg) != spec.argv.end();
+}
+
+std::string arg_after(const util::ProcessSpec& spec, const std::string& flag) {
+  auto it = std::ranges::find(spec.argv, flag);
+  return it != spec.argv.end() && it + 1 != spec.argv.end() ? *(it + 1) : "";
+}
+
+std::vector<std::string> phases_of(const std::vector<FlowNote>& notes) {
+  std::vector<std::string> phases;
+  for (const FlowNote& n : notes) {
+    if (n.kind == FlowNote::Kind::kPhase) phases.push_back(n.name);
+  }
+  return phases;
+}
+
+bool has_event(const std::vector<FlowNote>& notes, const std::string& name) {
+  return std::ranges::any_of(
+      notes, [&](const FlowNote& n) { return n.kind == FlowNote::Kind::kEvent && n.name == name; });
+}
+
+class SampleFlowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = temp_.path();
+    fs::create_directories(root_ / "bench" / "level1");
+    fs::create_directories(root_ / "solutions" / "level1" / "1_Op");
+    std::ofstream(root_ / "bench" / "level1" / "1_Op.py") << "class Model: pass\n";
+    std::ofstream(root_ / "solutions" / "level1" / "1_Op" / "model_new.py") << "class ModelNew: pass\n";
+    config_.agent.kind = "replay";
+    config_.agent.replay_dir = root_ / "solutions";
+    options_.run_dir = root_ / "run";
+    options_.kgym_argv0 = {"kgym"};
+    options_.worker_script = root_ / "worker.py";
+    options_.python = "python3";
+  }
+
+  SampleFlow& flow() {
+    if (!flow_) {
+      agent_ = agent::make_agent(config_.agent);
+      Case c{"level1", 1, "Op", root_ / "bench" / "level1" / "1_Op.py"};
+      CasePaths paths = CasePaths::of(options_.run_dir, c.level, c.stem());
+      flow_ = std::make_unique<SampleFlow>(SampleId{c, 0, 7, paths, paths.work()}, config_, options_, *agent_,
+                                           clock_);
+    }
+    return *flow_;
+  }
+  const CasePaths& paths() { return flow().id().paths; }
+
+  // The probe child: writes its document and exits 0.
+  Step probe_succeeds(const Launch& probe) {
+    std::ofstream(arg_after(probe.spec, "--out"))
+        << R"({"inputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}],
+              "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}]})";
+    return flow().child_exited({}, false);
+  }
+  // The verifier child: writes a result with `verdict` and exits 0.
+  Step verify_ends(const Launch& verify, Verdict verdict) {
+    CaseResult r;
+    r.verdict = verdict;
+    r.reason = "as scripted";
+    std::ofstream(arg_after(verify.spec, "--json")) << to_json(r).dump();
+    return flow().child_exited({}, false);
+  }
+
+  util::TempDir temp_{"kgym-flow"};
+  fs::path root_;
+  Config config_;
+  FlowOptions options_;
+  util::FakeClock clock_;
+  std::unique_ptr<agent::Agent> agent_;
+  std::unique_ptr<SampleFlow> flow_;
+};
+
+TEST_F(SampleFlowTest, ProbeGenerateWaitVerifyFinish) {
+  Step step = flow().start(std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  const Launch probe = std::get<Launch>(step);
+  EXPECT_TRUE(has_arg(probe.spec, "probe"));
+  EXPECT_EQ(probe.timeout, config_.verifier.timeout);
+  EXPECT_EQ(flow().phase(), Phase::kProbing);
+  EXPECT_TRUE(fs::exists(paths().task_desc()));
+
+  step = probe_succeeds(probe);  // the replay agent runs no process
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
+  EXPECT_EQ(flow().phase(), Phase::kWaitingDevice);
+  EXPECT_TRUE(fs::exists(paths().spec()));
+  EXPECT_TRUE(fs::exists(paths().generation()));
+  EXPECT_TRUE(fs::exists(paths().candidate() / "model_new.py"));
+  std::vector<FlowNote> notes = flow().take_notes();
+  EXPECT_EQ(phases_of(notes), (std::vector<std::string>{"probing", "generating", "waiting_device"}));
+  EXPECT_TRUE(has_event(notes, "generated"));
+
+  clock_.advance(std::chrono::seconds(2));
+  step = flow().device_granted({1, "cpu1"});
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  const Launch verify = std::get<Launch>(step);
+  EXPECT_TRUE(has_arg(verify.spec, "verify"));
+  EXPECT_EQ(verify.spec.log_file, paths().verify_log());
+  std::string request = util::read_file(paths().verify_request()).value_or("");
+  EXPECT_NE(request.find(R"("device": "cpu1")"), std::string::npos);
+
+  step = verify_ends(verify, Verdict::kPass);
+  ASSERT_TRUE(std::holds_alternative<Finished>(step));
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kPass);
+  EXPECT_EQ(r.case_id, "level1/1_Op");
+  ASSERT_TRUE(r.generation);
+  EXPECT_EQ(r.generation->agent, "replay");
+  EXPECT_EQ(r.timings.total_s, 2.0);
+  EXPECT_EQ(flow().phase(), Phase::kDone);
+}
+
+TEST_F(SampleFlowTest, ProbePastItsDeadlineIsAReferenceError) {
+  flow().start(std::nullopt);
+  Step step = flow().child_exited({ProcessExit::Kind::kSignaled, 15}, /*timed_out=*/true);
+  ASSERT_TRUE(std::holds_alternative<Finished>(step));
+  EXPECT_EQ(std::get<Finished>(step).result.verdict, Verdict::kReferenceError);
+  EXPECT_EQ(std::get<Finished>(step).result.reason, "the reference probe timed out");
+}
+
+TEST_F(SampleFlowTest, AnAgentThatCannotStartIsALaunchFailure) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"/nonexistent/agent"};
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  EXPECT_EQ(flow().phase(), Phase::kGenerating);
+  step = flow().launch_failed("no such file");
+  ASSERT_TRUE(std::holds_alternative<Finished>(step));
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kGenerationFailed);
+  EXPECT_EQ(r.generation->outcome, "launch_failed");
+  EXPECT_EQ(r.reason, "cannot start agent '/nonexistent/agent': no such file");
+}
+
+// A stage whose command gate misses its marker is re-prompted; the gate is
+// a Launch in the agent's box, its marker read from the log it wrote.
+TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
+  config_.agent.kind = "command";
+  config_.agent.argv = {"/opt/agent", "{prompt_file}"};
+  config_.agent.network = true;
+  options_.sandbox_mode = util::SandboxMode::kBwrap;
+  config_.workflow = command_gate_workflow(root_ / "develop.md", {"sh", "test.sh"}, "TESTS_OK",
+                                           std::chrono::seconds(9), /*max_attempts=*/2);
+
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  EXPECT_TRUE(has_arg(std::get<Launch>(step).spec, "/opt/agent"));
+  EXPECT_FALSE(has_arg(std::get<Launch>(step).spec, "--unshare-net")) << "the agent has its network";
+  EXPECT_EQ(flow().stage(), "develop");
+  EXPECT_EQ(flow().attempt(), 1);
+  std::ofstream(flow().id().work / "model_new.py") << "class ModelNew: pass\n";
+
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    step = flow().child_exited({}, false);  // the agent's run
+    ASSERT_TRUE(std::holds_alternative<Launch>(step)) << attempt;
+    const Launch gate = std::get<Launch>(step);
+    EXPECT_EQ(flow().phase(), Phase::kChecking);
+    EXPECT_TRUE(has_arg(gate.spec, "test.sh"));
+    EXPECT_TRUE(has_arg(gate.spec, "bwrap"));
+    EXPECT_TRUE(has_arg(gate.spec, "--unshare-net"));
+    EXPECT_EQ(gate.timeout, std::chrono::seconds(9));
+    EXPECT_EQ(gate.spec.log_file.parent_path(), paths().gates("develop", attempt));
+    std::ofstream(gate.spec.log_file) << (attempt == 1 ? "3 tests failed\n" : "TESTS_OK\n");
+    step = flow().child_exited({}, false);  // the gate's
+    if (attempt == 1) {
+      ASSERT_TRUE(std::holds_alternative<Launch>(step));
+      EXPECT_EQ(flow().phase(), Phase::kGenerating);
+      EXPECT_EQ(flow().attempt(), 2);
+      EXPECT_EQ(flow().failed_gates(), (std::vector<std::string>{
+                                           "command sh test.sh: did not print 'TESTS_OK' (last line: 3 tests "
+                                           "failed)"}));
+      auto prompt = util::read_file(flow().id().work / ".kgym" / "develop.2.md");
+      EXPECT_NE(prompt.value_or("").find("Checks that failed"), std::string::npos);
+    }
+  }
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
+  EXPECT_TRUE(flow().failed_gates().empty());
+}
+
+TEST_F(SampleFlowTest, ResumeFromTheFilesOnDisk) {
+  fs::create_directories(paths().candidate());
+  std::ofstream(paths().candidate() / "model_new.py") << "class ModelNew: pass\n";
+  std::ofstream(paths().generation())
+      << R"({"outcome": "ok", "agent": "replay", "tokens": {"in": 5, "out": 6}, "generate_s": 12.5})";
+  flow().resume(/*regenerate=*/false);
+  EXPECT_EQ(flow().phase(), Phase::kWaitingDevice);
+  Step step = flow().start(std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step))
+      << "a generated candidate is verified, not regenerated";
+  EXPECT_TRUE(has_event(flow().take_notes(), "resume_verify"));
+  step = verify_ends(std::get<Launch>(flow().device_granted({0, "cpu0"})), Verdict::kPass);
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.generation->tokens_in, 5);
+  EXPECT_EQ(r.timings.generate_s, 12.5);
+}
+
+TEST_F(SampleFlowTest, ResumeWithRegenerateStartsOver) {
+  fs::create_directories(paths().candidate());
+  std::ofstream(paths().candidate() / "model_new.py") << "class ModelNew: pass\n";
+  std::ofstream(paths().generation()) << R"({"outcome": "ok"})";
+  flow().resume(/*regenerate=*/true);
+  EXPECT_EQ(flow().phase(), Phase::kPending);
+  EXPECT_FALSE(fs::exists(paths().generation()));
+  EXPECT_FALSE(fs::exists(paths().candidate()));
+  EXPECT_TRUE(std::holds_alternative<Launch>(flow().start(std::nullopt)));
+}
+
+TEST_F(SampleFlowTest, ResumeKeepsAFinishedResultOfThisCaseOnly) {
+  fs::create_directories(paths().dir);
+  CaseResult other;
+  other.case_id = "level1/2_Other";
+  std::ofstream(paths().result()) << to_json(other).dump();
+  flow().resume(false);
+  EXPECT_EQ(flow().phase(), Phase::kPending);
+  CaseResult mine;
+  mine.case_id = "level1/1_Op";
+  mine.verdict = Verdict::kFailCorrectness;
+  std::ofstream(paths().result()) << to_json(mine).dump();
+  flow().resume(false);
+  EXPECT_EQ(flow().phase(), Phase::kDone);
+  EXPECT_EQ(flow().result()->verdict, Verdict::kFailCorrectness);
+}
+
+}  // namespace
+}  // namespace kgym::run
