@@ -182,7 +182,8 @@ bool is_introspection(const Word& w) {
   if (w.method) return w.text == "setattr";
   auto parts = split_qualified(w.text);
   if (parts.empty()) return false;
-  if (kIntrospection.contains(parts.back())) return true;
+  if (std::ranges::any_of(parts, [](const std::string& part) { return kIntrospection.contains(part); }))
+    return true;
   // py::module_::import / pybind11::module::import / py::setattr /
   // py::globals: the interpreter's modules from C++.
   bool pybind = parts.size() >= 2 && (parts[0] == "py" || parts[0] == "pybind11");

@@ -33,14 +33,27 @@ struct FakeCore {
 // Workers that answer every batch at once: each call kCallNs (times
 // `twin_factor` on the reference's twin, `candidate_twin_factor` on the
 // candidate's), reporting `cpu_per_call` of CPU per call, which the core
-// counts as busy.
+// counts as busy. The reference makes input sets (one payload per group of
+// seeds); every worker returns no outputs for the calls fetched.
 Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1,
                           double candidate_twin_factor = 1) {
   return [core, cpu_per_call_ns, twin_factor, candidate_twin_factor](
              TimedSide side, const Message& request, std::string_view) -> std::optional<Message> {
     Message reply;
-    if (request.header.value("op", "") == "bandwidth") {
+    std::string op = request.header.value("op", "");
+    if (op == "bandwidth") {
       reply.header = {{"gbs", 10.0}};
+      return reply;
+    }
+    if (op == "sets") {  // the seeds of each group stand for its sets
+      for (const auto& group : request.header.at("groups")) reply.payloads.push_back(group.dump());
+      return reply;
+    }
+    if (op == "fetch") {  // no outputs: every comparison matches
+      auto calls = nlohmann::json::array();
+      for (const auto& position : request.header.at("calls"))
+        calls.push_back({{"position", position}, {"outputs", nlohmann::json::array()}});
+      reply.header = {{"calls", calls}};
       return reply;
     }
     int calls = request.header.value("calls", 1);
