@@ -70,8 +70,8 @@ TEST(LeaseWatch, WorkBetweenCallsIsBackgroundWork) {
   LeaseWatch watch({.cores = 1}, cpu.reader());
   double now = 0;
   std::optional<CheatFinding> finding;
-  // A burner that takes half the core while the reference is timed.
-  for (int i = 0; i < 100 && !finding; ++i) finding = round(watch, cpu, now, 10, 9, 10, 5);
+  // A burner that takes the core while the reference is timed.
+  for (int i = 0; i < 100 && !finding; ++i) finding = round(watch, cpu, now, 10, 9, 10, 9);
   ASSERT_TRUE(finding);
   EXPECT_EQ(finding->rule, "runtime.background_work");
   EXPECT_NE(finding->evidence.find("while none of them was being called"), std::string::npos);
@@ -82,7 +82,7 @@ TEST(LeaseWatch, WorkAfterTheLastBatchCountsAtTheEnd) {
   LeaseWatch watch({.cores = 1}, cpu.reader());
   double now = 0;
   ASSERT_FALSE(round(watch, cpu, now, 10, 9, 10, 0));
-  cpu.ns += 100 * kMs;
+  cpu.ns += 300 * kMs;
   auto finding = watch.finish(now + 200 * kMs);
   ASSERT_TRUE(finding);
   EXPECT_EQ(finding->rule, "runtime.background_work");

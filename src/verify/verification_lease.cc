@@ -8,13 +8,14 @@
 // timed request.
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "util/cpu_stat.h"
 #include "util/proc_tree.h"
 #include "verify/verification.h"
 
 namespace kgym::verify::detail {
 
-bool Verification::lease_applies() const { return req_.config.backend == "cpu"; }
+bool Verification::lease_applies() const { return backend_named(req_.config.backend).devices_are_cores; }
 
 void Verification::ensure_lease_groups() {
   if (lease_groups_tried_ || !lease_applies()) return;

@@ -141,8 +141,8 @@ TEST_F(VerifierTest, PerformanceModeTimesBothSides) {
   auto r = verify(candidate_with("        return self.linear(x) * self.scale"), config);
   ASSERT_EQ(r.verdict, Verdict::kPass) << r.reason;
   ASSERT_TRUE(r.performance);
-  EXPECT_EQ(r.performance->reference.samples, 12);  // 6 calls of each side's worker and its twin
-  EXPECT_EQ(r.performance->candidate.samples, 12);
+  EXPECT_GE(r.performance->reference.samples, 12);  // at least 6 calls of each side's worker and its twin
+  EXPECT_GE(r.performance->candidate.samples, 12);
   EXPECT_GT(r.performance->speedup.median, 0);
   EXPECT_TRUE(r.performance->stop_reason == "max_repetitions" || r.performance->stop_reason == "target_rse")
       << r.performance->stop_reason;

@@ -85,7 +85,7 @@ std::expected<void, std::string> WarmPool::ensure(std::size_t device, bool candi
 std::vector<std::string> WarmPool::entering_lease(std::size_t device, bool candidate,
                                                   std::vector<std::string> argv,
                                                   std::vector<std::string>& notes) {
-  if (options_.backend != "cpu") return argv;
+  if (!backend_named(options_.backend).devices_are_cores) return argv;
   Device& d = devices_[device];
   std::optional<util::CpuCgroup>& group = candidate ? d.candidate_group : d.reference_group;
   if (!group) {

@@ -73,12 +73,15 @@ out = torch.arange(6.0)
 calls = iter(range(10))
 def fn(args):
     return (out * next(calls), (torch.ones(2), 3.0))
-_, first = backend.time_calls(fn, lambda: [], 1, 3, keep_call=1)  # timed calls 1, 2, 3: keeps 2
+_, _, kept, _ = backend.time_calls(fn, lambda position: [], 1, 3)  # timed calls 1, 2, 3
+first = kept[1]  # the output of call 2
+slot0 = kept[0][0].data_ptr()  # timed slot 0's buffer
 out.fill_(-1)  # after the batch: must not reach the copy
 flat = flatten_outputs(first)
 ok = len(first) == 3 and first[2] == 3.0 and flat[0].tolist() == [0, 2, 4, 6, 8, 10]
-buffer = first[0].data_ptr()
-_, second = backend.time_calls(fn, lambda: [], 0, 2, keep_call=0)  # keeps 4
+buffer = slot0
+_, _, kept, _ = backend.time_calls(fn, lambda position: [], 0, 2)  # calls 4, 5
+second = kept[0]  # the output of call 4, in the buffers slot 0 reuses
 ok = ok and second[0].data_ptr() == buffer and second[0].tolist() == [-4.0] * 6
 sys.exit(0 if ok else 1)
 PY
