@@ -31,6 +31,7 @@ struct VerifyOptions {
   int trials = 0;
   std::vector<std::string> overrides;
   std::string json_out;
+  std::string log_out;
   std::string device = "all";
   std::optional<std::uint64_t> seed;
   std::optional<int> timeout_s;
@@ -134,6 +135,12 @@ int run_verify(const VerifyOptions& o) {
       return kExitNotAllPassed;
     }
   }
+  if (!o.log_out.empty()) {
+    std::error_code ec;
+    fs::copy_file(req->scratch_dir / CasePaths::kVerifyLog, fs::absolute(o.log_out),
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec) fmt::print(stderr, "kgym verify: --log {}: {}\n", o.log_out, ec.message());
+  }
   if (result.verdict != Verdict::kPass) {
     fmt::print(stderr, "log: {}\n", (req->scratch_dir / CasePaths::kVerifyLog).string());
     if (temporary) temporary->keep();
@@ -163,6 +170,7 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--trials", options->trials, "correctness trials (at least 3)")->check(CLI::PositiveNumber);
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)");
   app->add_option("--json", options->json_out, "write the result record (result.json schema) to this file");
+  app->add_option("--log", options->log_out, "copy the verification's log (verify.log) to this file");
   app->add_option("--device", options->device, "cpu cores to run on, e.g. 0-3 or all")->capture_default_str();
   app->add_option("--seed", options->seed, "run seed for the trial inputs (default: random, recorded)");
   app->add_option("--timeout", options->timeout_s, "seconds for the whole verification (default 600)")

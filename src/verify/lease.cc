@@ -1,5 +1,6 @@
 #include "verify/lease.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,45 +18,75 @@ std::string ms(double ns) { return fmt::format("{:.1f} ms", ns / 1e6); }
 
 }  // namespace
 
-double background_allowance_ns(const LeaseAllowance& allowance, const LeaseFigures& figures, int readings) {
-  return allowance.background_ns + allowance.background_share * figures.idle_wall_ns +
-         rounding_ns(allowance.resolution_ns, readings);
+double background_allowance_ns(const LeaseAllowance& allowance, const LeaseFigures& figures) {
+  double base = allowance.background_ns + rounding_ns(allowance.resolution_ns, figures.idle_readings);
+  if (figures.idle_reference_cpu_ns) {
+    // idle <= share x (idle + reference), with the reference's own rounding
+    // counted in its favour.
+    double share = std::clamp(allowance.contested_share, 0.0, 0.99);
+    double reference = *figures.idle_reference_cpu_ns + rounding_ns(allowance.resolution_ns, figures.idle_readings);
+    return base + share / (1 - share) * reference;
+  }
+  return base + allowance.wall_share * figures.idle_wall_ns;
 }
 
-bool LeaseWatch::mark(double now_ns, double& cpu_delta, double& wall_delta) {
+LeaseWatch::LeaseWatch(LeaseAllowance allowance, CpuReader candidate_cpu, CpuReader reference_cpu)
+    : allowance_(allowance), read_(std::move(candidate_cpu)), read_reference_(std::move(reference_cpu)) {
+  if (read_reference_) figures_.idle_reference_cpu_ns = 0;
+}
+
+bool LeaseWatch::mark(double now_ns, Deltas& deltas) {
   if (!readable_) return false;
   auto cpu = read_();
   if (!cpu) {
     readable_ = false;
     return false;
   }
-  cpu_delta = mark_cpu_ ? std::max(0.0, *cpu - *mark_cpu_) : 0;
-  wall_delta = mark_cpu_ ? std::max(0.0, now_ns - mark_ns_) : 0;
+  std::optional<double> reference;
+  if (figures_.idle_reference_cpu_ns) {
+    reference = read_reference_();
+    // A reference that cannot be read once cannot be compared with at all.
+    if (!reference) figures_.idle_reference_cpu_ns.reset();
+  }
   bool had_mark = mark_cpu_.has_value();
+  if (had_mark) {
+    deltas.cpu = std::max(0.0, *cpu - *mark_cpu_);
+    deltas.wall = std::max(0.0, now_ns - mark_ns_);
+    if (reference && mark_reference_cpu_) deltas.reference_cpu = std::max(0.0, *reference - *mark_reference_cpu_);
+  }
   mark_cpu_ = *cpu;
+  mark_reference_cpu_ = reference;
   mark_ns_ = now_ns;
   return had_mark;
 }
 
+void LeaseWatch::add_idle(const Deltas& deltas) {
+  figures_.idle_cpu_ns += deltas.cpu;
+  figures_.idle_wall_ns += deltas.wall;
+  if (figures_.idle_reference_cpu_ns) {
+    if (deltas.reference_cpu) *figures_.idle_reference_cpu_ns += *deltas.reference_cpu;
+    else figures_.idle_reference_cpu_ns.reset();
+  }
+  ++figures_.idle_readings;
+}
+
 std::optional<CheatFinding> LeaseWatch::before_request(bool candidate, double now_ns) {
   if (!candidate) return std::nullopt;
-  double cpu = 0, wall = 0;
+  Deltas deltas;
   bool idle = idle_since_mark_;
   idle_since_mark_ = false;
-  if (!mark(now_ns, cpu, wall) || !idle) return std::nullopt;
-  figures_.idle_cpu_ns += cpu;
-  figures_.idle_wall_ns += wall;
-  ++idle_readings_;
+  if (!mark(now_ns, deltas) || !idle) return std::nullopt;
+  add_idle(deltas);
   return check_background();
 }
 
 std::optional<CheatFinding> LeaseWatch::after_reply(bool candidate, double now_ns) {
   if (!candidate) return std::nullopt;
-  double cpu = 0, wall = 0;
-  if (!mark(now_ns, cpu, wall)) return std::nullopt;
+  Deltas deltas;
+  if (!mark(now_ns, deltas)) return std::nullopt;
   idle_since_mark_ = true;
-  figures_.batch_cpu_ns += cpu;
-  figures_.batch_wall_ns += wall;
+  figures_.batch_cpu_ns += deltas.cpu;
+  figures_.batch_wall_ns += deltas.wall;
   ++figures_.batches;
   double allowed = allowance_.cores * figures_.batch_wall_ns * allowance_.cpu_share + allowance_.cpu_slack_ns +
                    rounding_ns(allowance_.resolution_ns, figures_.batches);
@@ -70,33 +101,43 @@ std::optional<CheatFinding> LeaseWatch::after_reply(bool candidate, double now_n
 
 std::optional<CheatFinding> LeaseWatch::finish(double now_ns) {
   if (!idle_since_mark_) return std::nullopt;
-  double cpu = 0, wall = 0;
+  Deltas deltas;
   idle_since_mark_ = false;
-  if (!mark(now_ns, cpu, wall)) return std::nullopt;
-  figures_.idle_cpu_ns += cpu;
-  figures_.idle_wall_ns += wall;
-  ++idle_readings_;
+  if (!mark(now_ns, deltas)) return std::nullopt;
+  add_idle(deltas);
   return check_background();
 }
 
 std::optional<CheatFinding> LeaseWatch::check_background() const {
-  double allowed = background_allowance_ns(allowance_, figures_, idle_readings_);
+  double allowed = background_allowance_ns(allowance_, figures_);
   if (figures_.idle_cpu_ns <= allowed) return std::nullopt;
+  std::string against;
+  if (figures_.idle_reference_cpu_ns) {
+    double both = figures_.idle_cpu_ns + *figures_.idle_reference_cpu_ns;
+    against = fmt::format("; the reference's side used {} over the same windows, so the candidate took {:.0f} % "
+                          "of the CPU time both sides used (allowed {} + {:.0f} %)",
+                          ms(*figures_.idle_reference_cpu_ns), 100 * figures_.idle_cpu_ns / std::max(both, 1.0),
+                          ms(allowance_.background_ns), 100 * allowance_.contested_share);
+  }
   return CheatFinding{
       "runtime.background_work", "runtime",
       fmt::format("the candidate's processes used {} of CPU time while none of them was being called ({} "
-                  "between its batches, the reference's included; allowed {})",
-                  ms(figures_.idle_cpu_ns), ms(figures_.idle_wall_ns), ms(allowed))};
+                  "between its batches, the reference's included; allowed {}){}",
+                  ms(figures_.idle_cpu_ns), ms(figures_.idle_wall_ns), ms(allowed), against)};
 }
 
 std::string LeaseWatch::describe() const {
   if (!readable_) return "lease: the candidate's CPU time could not be read; not checked";
+  std::string reference = figures_.idle_reference_cpu_ns
+                              ? fmt::format(", the reference's side {} over the same windows",
+                                            ms(*figures_.idle_reference_cpu_ns))
+                              : std::string(", the reference's side not read (judged by wall time)");
   return fmt::format(
       "lease: candidate CPU {} in {} timed batches of {} wall ({:.2f} of {} cores); {} between its calls "
-      "over {} (allowed {})",
+      "over {}{} (allowed {})",
       ms(figures_.batch_cpu_ns), figures_.batches, ms(figures_.batch_wall_ns),
       figures_.batch_cpu_ns / std::max(figures_.batch_wall_ns, 1.0), allowance_.cores, ms(figures_.idle_cpu_ns),
-      ms(figures_.idle_wall_ns), ms(background_allowance_ns(allowance_, figures_, idle_readings_)));
+      ms(figures_.idle_wall_ns), reference, ms(background_allowance_ns(allowance_, figures_)));
 }
 
 }  // namespace kgym::verify

@@ -12,6 +12,14 @@
 //   request of the next, the reference's batches included): work that
 //   slows whoever is timed in turn on the shared cores.
 //
+// Work between calls is judged against the CPU time the reference's side
+// used over the same windows, where that can be read: on the shared cores
+// the two are what the kernel's scheduler divided between them, so the
+// candidate's share of it does not move with the machine's other load
+// (a burner on one core takes about half, an honest worker, blocked on its
+// pipe, none). Without the reference's reading it is judged against the
+// windows' wall time, which other load shrinks.
+//
 // Both decisions are pure functions of the readings, so they behave the
 // same whether the readings come from a cgroup's cpuacct counter (exact)
 // or from /proc (clock ticks, whose rounding the allowances absorb).
@@ -23,25 +31,27 @@
 
 namespace kgym::verify {
 
-// Reads the CPU time (nanoseconds, monotone) every process of the candidate
-// side has used so far; nullopt when it cannot be read.
+// Reads the CPU time (nanoseconds, monotone) every process of one side has
+// used so far; nullopt when it cannot be read.
 using CpuReader = std::function<std::optional<double>()>;
 
 struct LeaseAllowance {
-  int cores = 1;               // the leased cores
-  double resolution_ns = 0;    // granularity of one reading (0 for cpuacct)
+  int cores = 1;             // the leased cores
+  double resolution_ns = 0;  // granularity of one reading (0 for cpuacct)
   // Over the timed batches: CPU time up to cores x wall x this, plus slack.
   double cpu_share = 1.10;
   double cpu_slack_ns = 5e6;
-  // Between calls: CPU time up to this, plus this share of the time spent
-  // between calls (measured in docs/anti-cheat.md "The lease").
-  // 100 ms: an honest kernel's first calls (lazy set-up, answering the
-  // parent's output fetches) used 31 ms on a loaded machine; a burner uses
-  // about half the wall time of the timing, far more.
-  double background_ns = 100e6;
-  // Half: honest kernels were seen using up to a third of the time between
-  // their calls (their worker settling after each reply); a burner uses all of it.
-  double background_share = 0.5;
+  // Between calls, always allowed: an honest worker's lazy set-up after its
+  // first calls (seen up to 31 ms on a loaded machine).
+  double background_ns = 40e6;
+  // Between calls, with the reference's reading: the candidate's share of
+  // the CPU time both sides used over those windows. An honest worker
+  // blocked on its pipe takes none; a burner thread on one leased core
+  // about half (docs/anti-cheat.md "The lease" has the measurements).
+  double contested_share = 0.15;
+  // Between calls, without the reference's reading: this share of the
+  // windows' wall time.
+  double wall_share = 0.5;
 };
 
 // What the watch saw, for the log and the evidence.
@@ -49,12 +59,17 @@ struct LeaseFigures {
   int batches = 0;
   double batch_wall_ns = 0, batch_cpu_ns = 0;  // over the candidate's batches
   double idle_wall_ns = 0, idle_cpu_ns = 0;    // between them
+  // The reference side's CPU time over the same windows between the
+  // candidate's batches; nullopt when it cannot be read.
+  std::optional<double> idle_reference_cpu_ns;
+  int idle_readings = 0;
 };
 
 class LeaseWatch {
  public:
-  LeaseWatch(LeaseAllowance allowance, CpuReader candidate_cpu)
-      : allowance_(allowance), read_(std::move(candidate_cpu)) {}
+  // `reference_cpu` may be empty: the work between calls is then judged
+  // by wall time.
+  LeaseWatch(LeaseAllowance allowance, CpuReader candidate_cpu, CpuReader reference_cpu = {});
 
   // Around every request of the timing: `candidate` says whether it goes to
   // one of the candidate's workers; `now_ns` is the parent's steady clock.
@@ -70,27 +85,32 @@ class LeaseWatch {
   void skip_idle() { idle_since_mark_ = false; }
 
   const LeaseFigures& figures() const { return figures_; }
-  // False when a reading failed: the watch then decides nothing.
+  // False when the candidate's reading failed: the watch then decides nothing.
   bool readable() const { return readable_; }
   std::string describe() const;
 
  private:
+  struct Deltas {
+    double cpu = 0, wall = 0;
+    std::optional<double> reference_cpu;
+  };
   std::optional<CheatFinding> check_background() const;
-  bool mark(double now_ns, double& cpu_delta, double& wall_delta);
+  // Reads the counters; false when there was no earlier mark to measure from.
+  bool mark(double now_ns, Deltas& deltas);
+  void add_idle(const Deltas& deltas);
 
   LeaseAllowance allowance_;
-  CpuReader read_;
+  CpuReader read_, read_reference_;
   LeaseFigures figures_;
-  std::optional<double> mark_cpu_;  // the reading at the last candidate boundary
+  std::optional<double> mark_cpu_;            // the readings at the last candidate boundary
+  std::optional<double> mark_reference_cpu_;  // (the reference's: nullopt once unreadable)
   double mark_ns_ = 0;
   bool idle_since_mark_ = false;  // the mark ended a candidate batch
-  int idle_readings_ = 0;
   bool readable_ = true;
 };
 
-// The allowance between calls for `figures` under `allowance` (exposed for
-// the evidence and tests).
-double background_allowance_ns(const LeaseAllowance& allowance, const LeaseFigures& figures,
-                               int readings);
+// The CPU time between calls that `figures` allow under `allowance`
+// (exposed for the evidence and tests).
+double background_allowance_ns(const LeaseAllowance& allowance, const LeaseFigures& figures);
 
 }  // namespace kgym::verify

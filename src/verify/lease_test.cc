@@ -77,6 +77,65 @@ TEST(LeaseWatch, WorkBetweenCallsIsBackgroundWork) {
   EXPECT_NE(finding->evidence.find("while none of them was being called"), std::string::npos);
 }
 
+// The same rounds with the reference's side read too: `reference_ms` of
+// its CPU time in each window between the candidate's batches.
+std::optional<CheatFinding> contested_round(LeaseWatch& watch, FakeCpu& cpu, FakeCpu& reference, double& now,
+                                            double idle_cpu_ms, double reference_ms) {
+  if (auto f = watch.before_request(true, now)) return f;
+  now += 10 * kMs;
+  cpu.ns += 9 * kMs;
+  if (auto f = watch.after_reply(true, now)) return f;
+  if (auto f = watch.before_request(false, now)) return f;
+  now += 10 * kMs;
+  cpu.ns += idle_cpu_ms * kMs;
+  reference.ns += reference_ms * kMs;
+  return watch.after_reply(false, now);
+}
+
+TEST(LeaseWatch, ABurnerIsCaughtHoweverBusyTheMachine) {
+  // On a machine so loaded that the burner and the reference each get a
+  // fifth of the shared core, the burner's wall-time share is far below
+  // any wall-time allowance; its share of what the two sides used is
+  // still half.
+  FakeCpu cpu, reference;
+  LeaseWatch watch({.cores = 1}, cpu.reader(), reference.reader());
+  double now = 0;
+  std::optional<CheatFinding> finding;
+  for (int i = 0; i < 200 && !finding; ++i) finding = contested_round(watch, cpu, reference, now, 2, 2);
+  ASSERT_TRUE(finding);
+  EXPECT_EQ(finding->rule, "runtime.background_work");
+  EXPECT_NE(finding->evidence.find("of the CPU time both sides used"), std::string::npos) << finding->evidence;
+  // Without the reference's reading the same burner hides in the load.
+  FakeCpu cpu2;
+  LeaseWatch by_wall({.cores = 1}, cpu2.reader());
+  now = 0;
+  for (int i = 0; i < 200; ++i) ASSERT_FALSE(round(by_wall, cpu2, now, 10, 9, 10, 2));
+}
+
+TEST(LeaseWatch, AnHonestWorkerSettlingAfterItsRepliesPasses) {
+  // A worker that spends a little after each reply (freeing its batch)
+  // while the reference computes.
+  FakeCpu cpu, reference;
+  LeaseWatch watch({.cores = 1}, cpu.reader(), reference.reader());
+  double now = 0;
+  for (int i = 0; i < 500; ++i) ASSERT_FALSE(contested_round(watch, cpu, reference, now, 0.3, 9.5));
+  EXPECT_FALSE(watch.finish(now + kMs));
+  ASSERT_TRUE(watch.figures().idle_reference_cpu_ns);
+  EXPECT_NEAR(*watch.figures().idle_reference_cpu_ns, 500 * 9.5 * kMs, 1);
+}
+
+TEST(LeaseWatch, AnUnreadableReferenceFallsBackToWallTime) {
+  FakeCpu cpu, reference;
+  LeaseWatch watch({.cores = 1}, cpu.reader(), reference.reader());
+  double now = 0;
+  ASSERT_FALSE(contested_round(watch, cpu, reference, now, 0, 9));
+  reference.fails = true;
+  ASSERT_FALSE(contested_round(watch, cpu, reference, now, 0, 9));
+  EXPECT_FALSE(watch.figures().idle_reference_cpu_ns);
+  EXPECT_NE(watch.describe().find("judged by wall time"), std::string::npos) << watch.describe();
+  EXPECT_TRUE(watch.readable());
+}
+
 TEST(LeaseWatch, WorkAfterTheLastBatchCountsAtTheEnd) {
   FakeCpu cpu;
   LeaseWatch watch({.cores = 1}, cpu.reader());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 #include <vector>
@@ -39,8 +40,8 @@ constexpr std::uint64_t kBatchBytes = 64ULL << 20;
 // after the batch ran.
 constexpr int kCheckedCalls = 2;
 // The memoization probe: batches of this many timed calls after one
-// untimed, alternating a seen set with unseen ones.
-constexpr int kProbeBatches = 3;
+// untimed, half of them on a seen set, half on unseen ones.
+constexpr int kProbeBatches = 4;
 constexpr int kProbeCalls = 8;
 // The share of the batches (warm-up and timed) with a traced call.
 constexpr double kTracedBatchShare = 1.0;
@@ -50,17 +51,14 @@ constexpr double kTracedBatchShare = 1.0;
 constexpr double kMakingShare = 0.3;
 
 constexpr std::size_t kSides = 4;
-constexpr std::array<TimedSide, kSides> kAllSides = {TimedSide::kReference, TimedSide::kCandidate,
-                                                     TimedSide::kTwin, TimedSide::kCandidateTwin};
-bool candidate_side(TimedSide side) {
-  return side == TimedSide::kCandidate || side == TimedSide::kCandidateTwin;
-}
-std::size_t index_of(TimedSide side) { return static_cast<std::size_t>(side); }
+constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate,
+                                                     Role::kTwin, Role::kCandidateTwin};
+std::size_t index_of(Role side) { return static_cast<std::size_t>(side); }
 // The reference and the candidate get one sequence of input sets, the twins
 // another: the candidate's twin shares the candidate's directory, and must
 // not be handed a set the candidate has seen (and could have left a
 // remembered output for).
-bool first_sequence(TimedSide side) { return side == TimedSide::kReference || side == TimedSide::kCandidate; }
+bool first_sequence(Role side) { return side == Role::kReference || side == Role::kCandidate; }
 
 struct Batch {
   std::vector<double> ns;  // the timed calls that were not traced
@@ -110,23 +108,24 @@ class TimingSession {
   // group g.
   std::optional<std::vector<InputSets>> make_sets(const std::vector<int>& sizes,
                                                   const std::vector<std::vector<std::uint64_t>>& given = {});
-  std::optional<Batch> batch(TimedSide side, const InputSets& sets, const std::string& mask, int warmup,
+  std::optional<Batch> batch(Role side, const InputSets& sets, const std::string& mask, int warmup,
                              int calls, std::string_view what);
   std::string trace_mask(int warmup, int calls);
-  bool warm_up(TimedSide side, double& per_call_ns);
-  bool check_traces(TimedSide side, const Batch& b, std::string_view what);
+  bool warm_up(Role side, double& per_call_ns);
+  bool check_traces(Role side, const Batch& b, std::string_view what);
   bool check_outputs(int round, int calls, const std::array<const InputSets*, kSides>& sets, int warmup);
   std::string compare(const Message& reference, const Message& candidate);
   bool memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe);
+  bool probe_memoization(const InputSets& seen, int warmup, const Performance& perf);
   void account(int round, const std::array<std::optional<Batch>, kSides>& taken);
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
-    return geometric_mean_blocks(rounds_[index_of(TimedSide::kReference)],
-                                 rounds_[index_of(TimedSide::kTwin)]);
+    return geometric_mean_blocks(rounds_[index_of(Role::kReference)],
+                                 rounds_[index_of(Role::kTwin)]);
   }
   Blocks both_candidates() const {
-    return geometric_mean_blocks(rounds_[index_of(TimedSide::kCandidate)],
-                                 rounds_[index_of(TimedSide::kCandidateTwin)]);
+    return geometric_mean_blocks(rounds_[index_of(Role::kCandidate)],
+                                 rounds_[index_of(Role::kCandidateTwin)]);
   }
   void fail(CheatFinding finding) {
     if (!outcome_.cheat) outcome_.cheat = std::move(finding);
@@ -173,7 +172,7 @@ std::optional<std::vector<InputSets>> TimingSession::make_sets(
   }
   request.header["groups"] = std::move(groups);
   auto sent = SteadyClock::now();
-  auto reply = exchange_(TimedSide::kReference, request, "making input sets");
+  auto reply = exchange_(Role::kReference, request, "making input sets");
   if (!reply) return std::nullopt;
   make_ns_ += elapsed_ns(sent);
   if (reply->payloads.size() != sizes.size()) return std::nullopt;
@@ -193,7 +192,7 @@ std::string TimingSession::trace_mask(int warmup, int calls) {
   return mask;
 }
 
-std::optional<Batch> TimingSession::batch(TimedSide side, const InputSets& sets, const std::string& mask,
+std::optional<Batch> TimingSession::batch(Role side, const InputSets& sets, const std::string& mask,
                                           int warmup, int calls, std::string_view what) {
   Message request;
   request.header = {{"op", "time"}, {"calls", calls}, {"warmup", warmup}, {"cache_flush", timing_.cache_flush}};
@@ -212,7 +211,7 @@ std::optional<Batch> TimingSession::batch(TimedSide side, const InputSets& sets,
   b.cpu_ns = number(reply->header, "cpu_ns");
   b.traced = reply->header.value("traced", nlohmann::json::array());
   // Every batch, warm-up and probe included, counts for the clocks.
-  ClockTotals& clock = clocks_[candidate_side(side) ? 1 : 0];
+  ClockTotals& clock = clocks_[is_candidate(side) ? 1 : 0];
   clock.outer_ns += b.outer_ns;
   clock.worker_ns += b.worker_ns;
   for (double ns : b.ns) clock.inner_ns += ns;
@@ -220,18 +219,18 @@ std::optional<Batch> TimingSession::batch(TimedSide side, const InputSets& sets,
   clock.batches += 1;
   clock.gap_ns.push_back(b.outer_ns - b.worker_ns);
   clock.gap_share.push_back(b.outer_ns > 0 ? (b.outer_ns - b.worker_ns) / b.outer_ns : 0);
-  if (candidate_side(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
+  if (is_candidate(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
   return b;
 }
 
 // A traced call of the candidate that ran library compute: runtime.op_trace.
-bool TimingSession::check_traces(TimedSide side, const Batch& b, std::string_view what) {
+bool TimingSession::check_traces(Role side, const Batch& b, std::string_view what) {
   for (const auto& entry : b.traced) {
     ++traced_calls_;
     nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json::object())}};
     if (auto finding = runtime_finding(facts, nlohmann::json::object(), inputs_.backend)) {
       finding->evidence = fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
-                                      side == TimedSide::kCandidateTwin ? " (candidate twin)" : "",
+                                      side == Role::kCandidateTwin ? " (candidate twin)" : "",
                                       finding->evidence);
       fail(std::move(*finding));
       return false;
@@ -242,7 +241,7 @@ bool TimingSession::check_traces(TimedSide side, const Batch& b, std::string_vie
 
 // Untimed rounds of `warmup` calls until two consecutive round medians agree
 // within kWarmupStable (bounded by rounds and a quarter of the budget).
-bool TimingSession::warm_up(TimedSide side, double& per_call_ns) {
+bool TimingSession::warm_up(Role side, double& per_call_ns) {
   int calls = std::max(2, timing_.warmup);
   std::optional<double> previous;
   for (int round = 0; round < kMaxWarmupRounds; ++round) {
@@ -299,13 +298,13 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
   Message fetch;
   fetch.header = {{"op", "fetch"}, {"calls", std::vector<int>(chosen.begin(), chosen.end())}};
   std::array<std::optional<Message>, kSides> got;
-  for (TimedSide side : kAllSides) {
+  for (Role side : kAllSides) {
     got[index_of(side)] = exchange_(side, fetch, "fetching timed outputs");
     if (!got[index_of(side)]) return false;
   }
   checked_calls_ += static_cast<int>(chosen.size());
-  for (auto [reference, candidate] : {std::pair{TimedSide::kReference, TimedSide::kCandidate},
-                                      std::pair{TimedSide::kTwin, TimedSide::kCandidateTwin}}) {
+  for (auto [reference, candidate] : {std::pair{Role::kReference, Role::kCandidate},
+                                      std::pair{Role::kTwin, Role::kCandidateTwin}}) {
     // Compared one call at a time, so that the failure names the call.
     for (int position : chosen) {
       Message one_ref, one_cand;
@@ -325,7 +324,7 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
       select(*got[index_of(candidate)], one_cand);
       if (auto problem = compare(one_ref, one_cand); !problem.empty()) {
         std::uint64_t seed = sets[index_of(candidate)]->seeds.at(static_cast<std::size_t>(warmup + position));
-        bool twin = candidate == TimedSide::kCandidateTwin;
+        bool twin = candidate == Role::kCandidateTwin;
         note_(fmt::format("timed call {} of round {} differs{}: {}", position, round, twin ? " (candidate twin)" : "",
                           problem));
         outcome_.mismatch = fmt::format("output of timed call {} of round {}{} (input set seed {}) differs ({})",
@@ -339,51 +338,53 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
 
 void TimingSession::account(int round, const std::array<std::optional<Batch>, kSides>& taken) {
   (void)round;
-  auto outside = [&](TimedSide side) {
+  auto outside = [&](Role side) {
     const Batch& b = *taken[index_of(side)];
     double inner = 0;
     for (double ns : b.ns) inner += ns;
     return (b.worker_ns - inner - b.untimed_ns) / std::max(1, b.positions);
   };
-  overhead_.excess_ns.push_back(outside(TimedSide::kCandidate) - outside(TimedSide::kReference));
-  overhead_.excess_ns.push_back(outside(TimedSide::kCandidateTwin) - outside(TimedSide::kTwin));
-  overhead_.aa_ns.push_back(outside(TimedSide::kTwin) - outside(TimedSide::kReference));
-  overhead_.reference_ns.push_back(outside(TimedSide::kReference));
-  for (TimedSide side : kAllSides) {
+  overhead_.excess_ns.push_back(outside(Role::kCandidate) - outside(Role::kReference));
+  overhead_.excess_ns.push_back(outside(Role::kCandidateTwin) - outside(Role::kTwin));
+  overhead_.aa_ns.push_back(outside(Role::kTwin) - outside(Role::kReference));
+  overhead_.reference_ns.push_back(outside(Role::kReference));
+  for (Role side : kAllSides) {
     const Batch& b = *taken[index_of(side)];
     rounds_[index_of(side)].push_back(b.ns);
-    auto& samples = candidate_side(side) ? candidate_ : reference_;
+    auto& samples = is_candidate(side) ? candidate_ : reference_;
     samples.insert(samples.end(), b.ns.begin(), b.ns.end());
     workers_cpu_ns_ += b.cpu_ns;
   }
 }
 
-// Calls of the reference and the candidate that alternate between a set the
-// candidate has already seen (clones of it, drawn again from its seed) and
-// unseen sets, in batches like the timed ones, so nothing tells the
+// Calls of the reference and the candidate on a set the candidate has
+// already seen (clones of it, drawn again from its seed) and on unseen
+// sets, mixed in batches like the timed ones, so nothing tells the
 // candidate it is probed, and both kinds of call share each batch's
-// conditions.
+// conditions. Which positions get the seen set is drawn for every batch:
+// a fixed alternation could fall in step with another process's time
+// slices on a loaded machine and make either kind look slow.
 bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe) {
   std::uint64_t seen_seed = seen.seeds.at(static_cast<std::size_t>(
       std::uniform_int_distribution<int>(warmup, static_cast<int>(seen.seeds.size()) - 1)(rng_)));
   std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
   const int n = 1 + kProbeCalls;
   for (int batch_index = 0; batch_index < kProbeBatches; ++batch_index) {
-    // Position 0 is untimed; then seen and unseen alternate, starting with
-    // either.
+    // Position 0 is untimed; half of the others get the seen set.
+    std::vector<int> positions(static_cast<std::size_t>(kProbeCalls));
+    std::iota(positions.begin(), positions.end(), 1);
+    std::shuffle(positions.begin(), positions.end(), rng_);
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(n), 0);
-    for (int i = 1; i < n; ++i) {
-      if ((i + batch_index) % 2 == 0) seeds[static_cast<std::size_t>(i)] = seen_seed;
-    }
+    for (int k = 0; k < kProbeCalls / 2; ++k) seeds[static_cast<std::size_t>(positions[static_cast<std::size_t>(k)])] = seen_seed;
     auto sets = make_sets({n}, {seeds});
     if (!sets) return false;
     std::string none(static_cast<std::size_t>(n), '\0');
-    for (TimedSide side : {TimedSide::kReference, TimedSide::kCandidate}) {
+    for (Role side : {Role::kReference, Role::kCandidate}) {
       auto b = batch(side, sets->front(), none, 1, kProbeCalls, "probing for memoization");
       if (!b) return false;
       for (std::size_t k = 0; k < b->ns.size(); ++k) {
         bool was_seen = seeds[k + 1] == seen_seed;
-        auto& into = side == TimedSide::kReference ? (was_seen ? ref_seen : ref_unseen)
+        auto& into = side == Role::kReference ? (was_seen ? ref_seen : ref_unseen)
                                                     : (was_seen ? cand_seen : cand_unseen);
         into.push_back(b->ns[k]);
       }
@@ -398,10 +399,31 @@ bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoPro
   return true;
 }
 
+// The probe, and when it finds the candidate faster on the seen set, a
+// second probe on another seen set: a memoizer is faster every time, a
+// loaded machine's noise seldom twice in the same direction.
+bool TimingSession::probe_memoization(const InputSets& seen, int warmup, const Performance& perf) {
+  MemoProbe first;
+  if (!memoization_probe(seen, warmup, first)) return false;
+  auto found = memoization_finding(first, perf.noise_floor, perf.candidate_noise_floor);
+  if (!found) return true;
+  MemoProbe second;
+  if (!memoization_probe(seen, warmup, second)) return false;
+  auto confirmed = memoization_finding(second, perf.noise_floor, perf.candidate_noise_floor);
+  if (!confirmed) {
+    note_("memoization probe: the second probe did not confirm the first; not a finding");
+    return true;
+  }
+  found->evidence += fmt::format("; a second probe on another seen set: {:.4f} ms seen, {:.4f} ms unseen",
+                                 second.candidate_seen_ns / 1e6, second.candidate_unseen_ns / 1e6);
+  fail(std::move(*found));
+  return true;
+}
+
 TimingOutcome TimingSession::run() {
   Message bandwidth;
   bandwidth.header = {{"op", "bandwidth"}};
-  auto measured = exchange_(TimedSide::kReference, bandwidth, "measuring memory bandwidth");
+  auto measured = exchange_(Role::kReference, bandwidth, "measuring memory bandwidth");
   if (!measured) return {.call_failed = true};
   if (auto gbs = measured->header.find("gbs"); gbs != measured->header.end() && gbs->is_number())
     bandwidth_gbs_ = gbs->get<double>();
@@ -413,7 +435,7 @@ TimingOutcome TimingSession::run() {
     return TimingOutcome{.call_failed = true};
   };
   std::array<double, kSides> per_call_ns{};
-  for (TimedSide side : kAllSides) {
+  for (Role side : kAllSides) {
     if (!warm_up(side, per_call_ns[index_of(side)])) return failed();
   }
   // What making one input set costs the round, on the parent's clock.
@@ -461,7 +483,7 @@ TimingOutcome TimingSession::run() {
     std::string mask = trace_mask(rewarm, sent);
     std::array<const InputSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
-    for (TimedSide side : round_order(round)) {
+    for (Role side : round_order(round)) {
       of_side[index_of(side)] = &(*sets)[first_sequence(side) ? 0 : 1];
       taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, sent, "timing");
       if (!taken[index_of(side)]) return failed();
@@ -486,9 +508,7 @@ TimingOutcome TimingSession::run() {
     if (!stop_reason.empty()) break;
   }
   Performance perf = summarize(stop_reason);
-  MemoProbe probe;
-  if (!memoization_probe(*last_seen, rewarm, probe)) return failed();
-  if (auto found = memoization_finding(probe, perf.noise_floor, perf.candidate_noise_floor)) fail(*found);
+  if (!probe_memoization(*last_seen, rewarm, perf)) return failed();
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
   if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0))) fail(*found);
   if (bandwidth_gbs_) {
@@ -518,10 +538,10 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
   const auto& rounds = rounds_;
-  auto of = [&rounds](TimedSide side) -> const Blocks& { return rounds[index_of(side)]; };
-  perf.noise_floor = paired_speedup_estimate(of(TimedSide::kReference), of(TimedSide::kTwin));
+  auto of = [&rounds](Role side) -> const Blocks& { return rounds[index_of(side)]; };
+  perf.noise_floor = paired_speedup_estimate(of(Role::kReference), of(Role::kTwin));
   perf.candidate_noise_floor =
-      paired_speedup_estimate(of(TimedSide::kCandidate), of(TimedSide::kCandidateTwin));
+      paired_speedup_estimate(of(Role::kCandidate), of(Role::kCandidateTwin));
   if (auto paired = paired_speedup_estimate(both_references(), both_candidates())) {
     perf.speedup = *paired;
     for (const auto& floor : {perf.noise_floor, perf.candidate_noise_floor}) {
@@ -535,9 +555,9 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
     }
   }
   perf.stop_reason = stop_reason;
-  for (std::size_t k = 0; k < of(TimedSide::kCandidate).size(); ++k) {
+  for (std::size_t k = 0; k < of(Role::kCandidate).size(); ++k) {
     std::vector<double> round_ms;
-    for (TimedSide side : kAllSides) round_ms.push_back(median(of(side)[k]).value_or(0) / 1e6);
+    for (Role side : kAllSides) round_ms.push_back(median(of(side)[k]).value_or(0) / 1e6);
     perf.rounds_ms.push_back(std::move(round_ms));
   }
   perf.memory_bandwidth_gbs = bandwidth_gbs_;
@@ -560,7 +580,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   note_(fmt::format(
       "timing stopped ({}) after {:.2f} s: {} rounds, {} reference and {} candidate samples "
       "(two workers each; {} and {} outliers); other processes' share of the cores {}; flags [{}]",
-      stop_reason, *perf.measure_s, of(TimedSide::kCandidate).size(), reference_.size(), candidate_.size(),
+      stop_reason, *perf.measure_s, of(Role::kCandidate).size(), reference_.size(), candidate_.size(),
       perf.reference.outliers.value_or(0), perf.candidate.outliers.value_or(0),
       perf.foreign_cpu_share ? fmt::format("{:.0f} %", *perf.foreign_cpu_share * 100) : "unknown",
       fmt::join(perf.flags, ", ")));
@@ -569,8 +589,8 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
 
 }  // namespace
 
-std::array<TimedSide, 4> round_order(int round) {
-  using enum TimedSide;
+std::array<Role, 4> round_order(int round) {
+  using enum Role;
   if (round % 2 == 0) return {kReference, kCandidate, kTwin, kCandidateTwin};
   return {kCandidateTwin, kTwin, kCandidate, kReference};
 }

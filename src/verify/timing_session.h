@@ -19,20 +19,16 @@
 #include "core/result.h"
 #include "util/cpu_stat.h"
 #include "worker/protocol.h"
+#include "verify/role.h"
 #include "verify/stats.h"
 #include "verify/timing_checks.h"
 
 namespace kgym::verify {
 
-// kTwin and kCandidateTwin: a second worker of the reference and of the
-// candidate, the same code, weights and inputs in another process, timed
-// for the noise floors (two processes of one program differ).
-enum class TimedSide { kReference, kCandidate, kTwin, kCandidateTwin };
-
 // Sends one request to a side and returns its successful reply, or nullopt
 // when the call failed (the exchange has then recorded why).
 using Exchange =
-    std::function<std::optional<Message>(TimedSide side, const Message& request, std::string_view what)>;
+    std::function<std::optional<Message>(Role side, const Message& request, std::string_view what)>;
 
 // What the timing needs of the verification: every timed and warm-up call
 // gets an input set of its own, drawn by the reference worker (op `sets`)
@@ -86,7 +82,7 @@ inline constexpr double kContendedShare = 0.10;
 // The order of round `round`'s batches: reference, candidate, twin,
 // candidate twin, then the mirror image, so that in a unit of two rounds
 // each pair of workers takes both orders (see paired_speedup_estimate).
-std::array<TimedSide, 4> round_order(int round);
+std::array<Role, 4> round_order(int round);
 
 // `excessive_speedup`: more than this is rare enough to deserve a look.
 inline constexpr double kExcessiveSpeedup = 10.0;

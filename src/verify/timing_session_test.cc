@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -17,10 +18,6 @@ namespace {
 
 constexpr double kCallNs = 1e6;  // every scripted call takes 1 ms
 
-bool candidate_side_for_test(TimedSide side) {
-  return side == TimedSide::kCandidate || side == TimedSide::kCandidateTwin;
-}
-
 // One core whose busy time is what the scripted workers report using plus
 // `foreign_s` of other processes' work (from the second reading on), and
 // which idles 1 s between readings.
@@ -28,6 +25,7 @@ struct FakeCore {
   double workers_s = 0;
   double foreign_s = 0;
   int readings = 0;
+  double workers_at_reading_s = 0;  // workers_s at the last reading
 };
 
 // Workers that answer every batch at once: each call kCallNs (times
@@ -38,7 +36,7 @@ struct FakeCore {
 Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1,
                           double candidate_twin_factor = 1) {
   return [core, cpu_per_call_ns, twin_factor, candidate_twin_factor](
-             TimedSide side, const Message& request, std::string_view) -> std::optional<Message> {
+             Role side, const Message& request, std::string_view) -> std::optional<Message> {
     Message reply;
     std::string op = request.header.value("op", "");
     if (op == "bandwidth") {
@@ -58,8 +56,8 @@ Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns
     }
     int calls = request.header.value("calls", 1);
     core->workers_s += cpu_per_call_ns * calls / 1e9;
-    double ns = side == TimedSide::kTwin            ? kCallNs * twin_factor
-                : side == TimedSide::kCandidateTwin ? kCallNs * candidate_twin_factor
+    double ns = side == Role::kTwin            ? kCallNs * twin_factor
+                : side == Role::kCandidateTwin ? kCallNs * candidate_twin_factor
                                                     : kCallNs;
     reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), ns)},
                     {"cpu_ns", cpu_per_call_ns * calls}};
@@ -77,6 +75,7 @@ CoreLoadProbe scripted_cores(std::shared_ptr<FakeCore> core) {
     auto busy = static_cast<std::uint64_t>((core->workers_s + foreign) * 1000);
     auto idle = static_cast<std::uint64_t>(core->readings * 1000);
     ++core->readings;
+    core->workers_at_reading_s = core->workers_s;
     util::CpuStat stat;
     stat.cores = {util::CoreTicks{busy, busy + idle}};
     return stat;
@@ -114,8 +113,9 @@ TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
-  // The timed rounds' worker CPU, the foreign 0.5 s and 1 s idle.
-  double workers_s = core->workers_s;
+  // The timed rounds' worker CPU (up to the last reading: the probe comes
+  // after it), the foreign 0.5 s and 1 s idle.
+  double workers_s = core->workers_at_reading_s;
   EXPECT_NEAR(*outcome.performance->foreign_cpu_share, 0.5 / (1.5 + workers_s), 0.01);
   EXPECT_TRUE(has_flag(*outcome.performance, "contended"));
 }
@@ -150,12 +150,12 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   // Per side, the seeds of every set it was handed (the scripted reference
   // serializes a group as the JSON list of its seeds).
   auto seen = std::make_shared<std::array<std::vector<std::uint64_t>, 4>>();
-  auto order = std::make_shared<std::vector<TimedSide>>();
+  auto order = std::make_shared<std::vector<Role>>();
   auto masks_ok = std::make_shared<bool>(true);
   auto traced = std::make_shared<int>(0);
   auto rewarmed = std::make_shared<int>(0);
   auto timed = std::make_shared<int>(0);
-  Exchange recording = [=](TimedSide side, const Message& request, std::string_view what) {
+  Exchange recording = [=](Role side, const Message& request, std::string_view what) {
     if (request.header.value("op", "") == "time") {
       EXPECT_EQ(request.payloads.size(), 2u);  // the sets and the trace mask
       auto seeds = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
@@ -185,11 +185,11 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   EXPECT_TRUE(*masks_ok);  // at most one traced call per batch
   EXPECT_GT(*traced, 0);
   EXPECT_EQ(*rewarmed, *timed);
-  using enum TimedSide;
-  auto in = [&](TimedSide side) { return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
+  using enum Role;
+  auto in = [&](Role side) { return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
                                                                  (*seen)[static_cast<std::size_t>(side)].end()); };
   // No worker sees a set twice outside the probe.
-  for (TimedSide side : {kReference, kCandidate, kTwin, kCandidateTwin})
+  for (Role side : {kReference, kCandidate, kTwin, kCandidateTwin})
     EXPECT_EQ(in(side).size(), (*seen)[static_cast<std::size_t>(side)].size());
   // The candidate and its twin (which share a directory) never share a set.
   for (std::uint64_t seed : in(kCandidate)) EXPECT_FALSE(in(kCandidateTwin).contains(seed));
@@ -197,17 +197,17 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   EXPECT_GT(outcome.counts.checked_calls, 0);
   EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>(*timed / 4));
   ASSERT_GE(order->size(), 8u);
-  EXPECT_EQ(std::vector<TimedSide>(order->begin(), order->begin() + 8),
-            (std::vector<TimedSide>{kReference, kCandidate, kTwin, kCandidateTwin, kCandidateTwin, kTwin,
+  EXPECT_EQ(std::vector<Role>(order->begin(), order->begin() + 8),
+            (std::vector<Role>{kReference, kCandidate, kTwin, kCandidateTwin, kCandidateTwin, kTwin,
                                     kCandidate, kReference}));
 }
 
 TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange library_in_timing = [=](TimedSide side, const Message& request, std::string_view what) {
+  Exchange library_in_timing = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
-    if (reply && request.header.value("op", "") == "time" && side == TimedSide::kCandidate && what == "timing") {
+    if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate && what == "timing") {
       const std::string& mask = request.payloads.at(1);
       if (auto position = mask.find('\1'); position != std::string::npos)
         reply->header["traced"] = {{{"position", static_cast<int>(position)}, {"op_trace", {{"aten.relu", 1}}}}};
@@ -224,11 +224,11 @@ TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
 TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSeed) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange wrong = [=](TimedSide side, const Message& request, std::string_view what) {
+  Exchange wrong = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "fetch") {
       // One float32 output per call: 1.0 from the reference, 2.0 from the candidate.
-      float value = candidate_side_for_test(side) ? 2.0f : 1.0f;
+      float value = is_candidate(side) ? 2.0f : 1.0f;
       for (auto& call : reply->header["calls"]) {
         call["outputs"] = {{{"dtype", "float32"}, {"shape", {1}}}};
         reply->payloads.emplace_back(reinterpret_cast<const char*>(&value), sizeof value);
@@ -248,13 +248,13 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   auto answer = scripted_workers(core, kCallNs);
   // The candidate's worker claims its batches took almost no time, while
   // the parent waits 2 ms for each.
-  Exchange slow = [=](TimedSide side, const Message& request, std::string_view what) {
+  Exchange slow = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time") {
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
       while (std::chrono::steady_clock::now() < until) {
       }
-      reply->header["elapsed_ns"] = candidate_side_for_test(side) ? 100'000.0 : 2'000'000.0;
+      reply->header["elapsed_ns"] = is_candidate(side) ? 100'000.0 : 2'000'000.0;
     }
     return reply;
   };
@@ -296,6 +296,61 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
   ClockTotals ahead = reference;
   ahead.worker_ns = reference.outer_ns * 1.5;
   EXPECT_TRUE(clock_finding(reference, ahead, honest, 500'000));
+}
+
+// The scripted workers, but the candidate's probe calls take `seen_ns` on
+// a set it was handed before and `unseen_ns` on the others; `probes` counts
+// the probe batches the candidate ran.
+Exchange probed_candidate(std::shared_ptr<FakeCore> core, std::function<double(int probe_batch, bool seen)> ns,
+                          std::shared_ptr<int> probes) {
+  auto inner = scripted_workers(core, kCallNs);
+  auto handed = std::make_shared<std::set<std::uint64_t>>();
+  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto reply = inner(side, request, what);
+    if (side != Role::kCandidate || request.header.value("op", "") != "time" || !reply) return reply;
+    auto seeds = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
+    int warmup = request.header.value("warmup", 0);
+    if (what == "probing for memoization") {
+      std::vector<double> times;
+      for (std::size_t k = static_cast<std::size_t>(warmup); k < seeds.size(); ++k)
+        times.push_back(ns(*probes, handed->contains(seeds[k])));
+      reply->header["ns"] = times;
+      ++*probes;
+    }
+    handed->insert(seeds.begin(), seeds.end());
+    return reply;
+  };
+}
+
+TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  EXPECT_NE(outcome.cheat->evidence.find("a second probe"), std::string::npos) << outcome.cheat->evidence;
+  EXPECT_EQ(*probes, 8);  // two probes of four batches
+}
+
+TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {
+  // The unseen calls of the first probe only are slow, as if another
+  // process had taken the core in step with them.
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  std::vector<std::string> notes;
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(core, [](int batch, bool seen) { return batch < 4 && !seen ? 3 * kCallNs : kCallNs; },
+                       probes),
+      [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_FALSE(outcome.cheat) << outcome.cheat->evidence;
+  EXPECT_EQ(*probes, 8);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](const std::string& n) { return n.find("did not confirm") != std::string::npos; }));
 }
 
 TEST(TimingChecks, MemoizationNeedsAMarkedGapBeyondTheNoiseFloors) {

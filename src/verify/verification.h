@@ -17,29 +17,13 @@
 #include "util/cgroup.h"
 #include "verify/lease.h"
 #include "worker/candidate_sandbox.h"
+#include "verify/role.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
 #include "verify/verifier.h"
 #include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
-
-// The twins: a second worker of each side, started when timing begins for
-// the noise floors (verify/timing_session.h). A candidate twin runs the
-// candidate's code, boxed alike, and fails like the candidate.
-enum class Role { kReference, kCandidate, kTwin, kCandidateTwin };
-
-inline std::string_view role_name(Role role) {
-  switch (role) {
-    case Role::kReference: return "reference";
-    case Role::kCandidate: return "candidate";
-    case Role::kTwin: return "reference_twin";
-    case Role::kCandidateTwin: return "candidate_twin";
-  }
-  return "?";
-}
-
-inline bool is_candidate(Role role) { return role == Role::kCandidate || role == Role::kCandidateTwin; }
 
 // A verdict reached before the end, with its one-line reason.
 struct Failure {

@@ -45,39 +45,67 @@ std::vector<std::string> Verification::entering_lease(Role role, std::vector<std
   return group ? group->entering(argv) : argv;
 }
 
+namespace {
+
+struct SideReader {
+  CpuReader read;
+  std::string source;
+  bool ticks = false;  // read from /proc, in clock ticks
+};
+
+CpuReader usage_reader(std::filesystem::path file) {
+  return [file]() -> std::optional<double> {
+    auto ns = util::read_cgroup_usage_ns(file);
+    return ns ? std::optional<double>(static_cast<double>(*ns)) : std::nullopt;
+  };
+}
+
+SideReader tree_reader(std::vector<pid_t> roots, std::string source) {
+  return {[roots] { return std::optional<double>(util::tree_cpu_ns(roots)); }, std::move(source), true};
+}
+
+}  // namespace
+
+// Each side's CPU time is read the same way where it can be: its warm
+// zygote's cpuacct group or process tree, its cold workers' group or
+// process trees.
 std::optional<LeaseWatch> Verification::make_lease_watch() {
   if (!lease_applies() || !candidate_ || !candidate_twin_) return std::nullopt;
-  LeaseAllowance allowance{.cores = core_count(req_.device)};
-  CpuReader reader;
-  std::string source;
-  auto usage_reader = [](std::filesystem::path file) -> CpuReader {
-    return [file]() -> std::optional<double> {
-      auto ns = util::read_cgroup_usage_ns(file);
-      return ns ? std::optional<double>(static_cast<double>(*ns)) : std::nullopt;
-    };
+  if (req_.candidate_is_reference) {
+    note("lease: the candidate is the reference (an A/A run); not watched");
+    return std::nullopt;
+  }
+  auto reader_of = [&](bool candidate) -> std::optional<SideReader> {
+    const auto& first = candidate ? candidate_ : reference_;
+    const auto& twin = candidate ? candidate_twin_ : twin_;
+    const auto& group = candidate ? candidate_group_ : reference_group_;
+    const char* side = candidate ? "candidate" : "reference";
+    if (!first || !twin) return std::nullopt;
+    if (first->warm() && req_.warm) {
+      const auto& usage = candidate ? req_.warm->candidate_cpu_usage : req_.warm->reference_cpu_usage;
+      int zygote = candidate ? req_.warm->candidate_zygote_pid : req_.warm->reference_zygote_pid;
+      if (!usage.empty())
+        return SideReader{usage_reader(usage), fmt::format("the warm {} zygote's cpuacct cgroup", side)};
+      if (zygote > 0)
+        return tree_reader({static_cast<pid_t>(zygote)}, fmt::format("the {} zygote's process tree in /proc", side));
+      return std::nullopt;
+    }
+    if (first->warm() || twin->warm()) return std::nullopt;
+    if (group) return SideReader{usage_reader(group->usage_file()), fmt::format("the {}'s cpuacct cgroup", side)};
+    return tree_reader({first->pid(), twin->pid()}, fmt::format("the {} workers' process trees in /proc", side));
   };
-  if (candidate_->warm() && req_.warm && !req_.warm->candidate_cpu_usage.empty()) {
-    reader = usage_reader(req_.warm->candidate_cpu_usage);
-    source = "the warm candidate zygote's cpuacct cgroup";
-  } else if (candidate_->warm() && req_.warm && req_.warm->candidate_zygote_pid > 0) {
-    std::vector<pid_t> roots{static_cast<pid_t>(req_.warm->candidate_zygote_pid)};
-    reader = [roots] { return std::optional<double>(util::tree_cpu_ns(roots)); };
-    allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();
-    source = "the candidate zygote's process tree in /proc";
-  } else if (!candidate_->warm() && candidate_group_) {
-    reader = usage_reader(candidate_group_->usage_file());
-    source = "the candidate's cpuacct cgroup";
-  } else if (!candidate_->warm() && !candidate_twin_->warm()) {
-    std::vector<pid_t> roots{candidate_->pid(), candidate_twin_->pid()};
-    reader = [roots] { return std::optional<double>(util::tree_cpu_ns(roots)); };
-    allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();
-    source = "the candidate workers' process trees in /proc";
-  } else {
+  auto candidate = reader_of(true);
+  if (!candidate) {
     note("lease: the candidate's CPU time cannot be read here; not checked");
     return std::nullopt;
   }
-  note(fmt::format("lease: {} core(s); the candidate's CPU time from {}", allowance.cores, source));
-  return LeaseWatch(allowance, std::move(reader));
+  auto reference = reader_of(false);
+  LeaseAllowance allowance{.cores = core_count(req_.device)};
+  if (candidate->ticks || (reference && reference->ticks)) allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();
+  note(fmt::format("lease: {} core(s); the candidate's CPU time from {}, the reference's {}", allowance.cores,
+                   candidate->source,
+                   reference ? "from " + reference->source : std::string("not read (work between calls is judged by wall time)")));
+  return LeaseWatch(allowance, std::move(candidate->read), reference ? std::move(reference->read) : CpuReader{});
 }
 
 }  // namespace kgym::verify::detail

@@ -252,12 +252,8 @@ std::expected<void, Failure> Verification::measure_performance() {
   auto lease_now = [] {
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
-  Exchange exchange = [&](TimedSide side, const Message& request,
+  Exchange exchange = [&](Role role, const Message& request,
                           std::string_view what) -> std::optional<Message> {
-    Role role = side == TimedSide::kReference   ? Role::kReference
-                : side == TimedSide::kCandidate ? Role::kCandidate
-                : side == TimedSide::kTwin      ? Role::kTwin
-                                                : Role::kCandidateTwin;
     if (lease) {
       if (what == "warming up") lease->skip_idle();
       if (auto finding = lease->before_request(is_candidate(role), lease_now())) {

@@ -88,7 +88,8 @@ json warm_json(const WarmEndpoints& w) {
           {"notes", w.notes},
           {"reference_cpu_usage", w.reference_cpu_usage.string()},
           {"candidate_cpu_usage", w.candidate_cpu_usage.string()},
-          {"candidate_zygote_pid", w.candidate_zygote_pid}};
+          {"candidate_zygote_pid", w.candidate_zygote_pid},
+          {"reference_zygote_pid", w.reference_zygote_pid}};
 }
 
 WarmEndpoints warm_from(const json& j) {
@@ -100,7 +101,8 @@ WarmEndpoints warm_from(const json& j) {
           .notes = j.value("notes", std::vector<std::string>{}),
           .reference_cpu_usage = j.value("reference_cpu_usage", ""),
           .candidate_cpu_usage = j.value("candidate_cpu_usage", ""),
-          .candidate_zygote_pid = j.value("candidate_zygote_pid", 0)};
+          .candidate_zygote_pid = j.value("candidate_zygote_pid", 0),
+          .reference_zygote_pid = j.value("reference_zygote_pid", 0)};
 }
 
 }  // namespace

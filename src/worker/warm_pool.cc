@@ -120,6 +120,7 @@ std::expected<WarmEndpoints, std::string> WarmPool::endpoints(std::size_t device
   if (d.reference_group) endpoints.reference_cpu_usage = d.reference_group->usage_file();
   if (d.candidate_group) endpoints.candidate_cpu_usage = d.candidate_group->usage_file();
   endpoints.candidate_zygote_pid = d.candidate->pid();
+  endpoints.reference_zygote_pid = d.reference->pid();
   return endpoints;
 }
 

@@ -36,10 +36,11 @@ struct WarmEndpoints {
   std::vector<std::string> notes;  // for verify.log: restarts of dead zygotes
   // The lease (util/cgroup.h): the cpuacct counters of the cgroups the
   // zygotes and all their forks run in (empty: no cgroup), and the
-  // candidate zygote's pid, whose process tree is read instead.
+  // zygotes' pids, whose process trees are read instead.
   std::filesystem::path reference_cpu_usage;
   std::filesystem::path candidate_cpu_usage;
   int candidate_zygote_pid = 0;
+  int reference_zygote_pid = 0;
 };
 
 
