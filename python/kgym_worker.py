@@ -27,6 +27,7 @@ from kgym_worker_common import (
     started_ns,
     traceback_tail,
 )
+import kgym_worker_size
 from kgym_worker_devices import (
     BACKENDS,
     describe,
@@ -67,34 +68,13 @@ def parse_overrides(items):
     overrides = {}
     for item in items or []:
         name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise WorkerError("usage", f"bad override '{item}': expected NAME=INTEGER")
+        if not sep or not kgym_worker_size.is_size_key(name):
+            raise WorkerError("usage", f"bad override '{item}': expected NAME=INTEGER (or NAME[INDEX]=INTEGER)")
         try:
             overrides[name] = int(value)
         except ValueError:
             raise WorkerError("usage", f"bad override '{item}': value is not an integer")
     return overrides
-
-
-def patch_constants(tree, overrides, path):
-    """Rewrites top-level `NAME = <int>` assignments so that every later use
-    of NAME (including derived constants) sees the override.
-
-    One set of overrides applies to a whole campaign, and problems name their
-    sizes differently, so a name the problem does not assign is skipped (and
-    logged), not an error."""
-    remaining = dict(overrides)
-    for node in tree.body:
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-            continue
-        target = node.targets[0]
-        if not isinstance(target, ast.Name) or target.id not in remaining:
-            continue
-        value = remaining.pop(target.id)
-        node.value = ast.copy_location(ast.Constant(value=value), node.value)
-    if remaining:
-        log(f"overrides not used by {path} (no top-level assignment): {', '.join(sorted(remaining))}")
-    return tree
 
 
 def load_problem(path, overrides):
@@ -105,7 +85,7 @@ def load_problem(path, overrides):
         tree = ast.parse(source, filename=path)
     except (OSError, SyntaxError) as exc:
         raise WorkerError("reference", f"cannot read problem {path}: {exception_line(exc)}")
-    tree = patch_constants(tree, overrides, path)
+    tree = kgym_worker_size.patch_constants(tree, overrides, log, path)
     module = types.ModuleType("kgym_problem")
     module.__file__ = path
     sys.modules["kgym_problem"] = module
@@ -120,11 +100,19 @@ def load_problem(path, overrides):
 
 
 def module_constants(module):
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if isinstance(value, int) and not isinstance(value, bool) and not name.startswith("_")
-    }
+    """The module's int constants, and the int elements of its tuple and
+    list constants (keyed `NAME[INDEX]`, as overrides name them)."""
+    constants = {}
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            constants[name] = value
+        elif isinstance(value, (tuple, list)) and len(value) <= 8:
+            for i, element in enumerate(value):
+                if isinstance(element, int) and not isinstance(element, bool):
+                    constants[f"{name}[{i}]"] = element
+    return constants
 
 
 def declared_cases(module):
@@ -341,7 +329,14 @@ class ReferenceSide(Side):
         import torch
 
         start = time.perf_counter()
-        self.problem = load_problem(header["problem"], {k: int(v) for k, v in header.get("overrides", {}).items()})
+        overrides = {k: int(v) for k, v in header.get("overrides", {}).items()}
+        sizes = None
+        if header.get("size"):
+            overrides, sizes = solved_overrides(argparse.Namespace(
+                problem=header["problem"], override=[f"{k}={v}" for k, v in overrides.items()],
+                size_max_bytes=int(header["size"]["max_bytes"]),
+                size_max_forward_ms=float(header["size"]["max_forward_ms"]), seed=int(header["seed"])))
+        self.problem = load_problem(header["problem"], overrides)
         try:
             torch.manual_seed(int(header["seed"]))
             init_inputs = list(self.problem.get_init_inputs())
@@ -359,6 +354,7 @@ class ReferenceSide(Side):
             "constants": module_constants(self.problem),
             "cases": declared_cases(self.problem),
             "load_s": time.perf_counter() - start,
+            **({"sizes": sizes} if sizes is not None else {}),
         }, []
 
     def op_trial(self, header, payloads):
@@ -560,12 +556,37 @@ def serve(args):
 # ---------------------------------------------------------------- probe
 
 
+def solved_overrides(args):
+    """The request's overrides, plus the sizes `problem.size: auto` chose
+    when the request gives a budget; and the solver's record (or None)."""
+    overrides = parse_overrides(args.override)
+    if not getattr(args, "size_max_bytes", None):
+        return overrides, None
+    try:
+        with open(args.problem, "r", encoding="utf-8") as f:
+            source = f.read()
+        solved = kgym_worker_size.solve_sizes(
+            source, lambda o: load_problem(args.problem, o), overrides, args.size_max_bytes,
+            args.size_max_forward_ms, args.seed, log)
+    except WorkerError:
+        raise
+    except Exception as exc:
+        raise WorkerError("reference", f"the reference fails at every size tried: {exception_line(exc)}", traceback_tail(exc))
+    log(f"sizes: {solved['sizes'] or 'as written'} (factor {solved['factor']}, {solved['bytes']} bytes, "
+        f"forward {solved['forward_ms']} ms{'' if solved['fits'] else ', over the budget'})")
+    record = dict(solved, policy="auto", overrides=overrides)
+    merged = dict(solved["sizes"])
+    merged.update(overrides)
+    return merged, record
+
+
 def probe(args):
     import torch
 
     try:
         BACKENDS["cpu"](args.threads, None)
-        problem = load_problem(args.problem, parse_overrides(args.override))
+        overrides, sizes = solved_overrides(args)
+        problem = load_problem(args.problem, overrides)
         torch.manual_seed(args.seed)
         init_inputs = list(problem.get_init_inputs())
         model = problem.Model(*init_inputs)
@@ -588,6 +609,8 @@ def probe(args):
             "forward_ms": forward_ms,
             "torch_version": torch.__version__,
         }
+        if sizes is not None:
+            document["sizes"] = sizes
         status = 0
     except WorkerError as exc:
         document, status = {"error": exc.message}, 1
@@ -609,10 +632,13 @@ def lint(args):
 
     try:
         BACKENDS["cpu"](args.threads, None)
-        problem = load_problem(args.problem, parse_overrides(args.override))
+        overrides, sizes = solved_overrides(args)
+        problem = load_problem(args.problem, overrides)
         findings, forward_ms, peak_mb = lint_problem(problem, args.seed, (args.atol, args.rtol))
         document = {"findings": findings, "forward_ms": forward_ms, "peak_rss_mb": peak_mb,
                     "torch_version": torch.__version__}
+        if sizes is not None:
+            document["sizes"] = sizes
     except WorkerError as exc:
         document = {"findings": [{"kind": "reference_fails", "evidence": exc.message}]}
     except Exception as exc:
@@ -635,6 +661,8 @@ def main(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
+    p.add_argument("--size-max-bytes", type=int, default=0)
+    p.add_argument("--size-max-forward-ms", type=float, default=0.0)
     lint_parser = sub.add_parser("lint")
     lint_parser.add_argument("--problem", required=True)
     lint_parser.add_argument("--override", action="append", default=[])
@@ -643,6 +671,8 @@ def main(argv):
     lint_parser.add_argument("--atol", type=float, default=1e-4)
     lint_parser.add_argument("--rtol", type=float, default=1e-3)
     lint_parser.add_argument("--out", required=True)
+    lint_parser.add_argument("--size-max-bytes", type=int, default=0)
+    lint_parser.add_argument("--size-max-forward-ms", type=float, default=0.0)
     s = sub.add_parser("serve")
     s.add_argument("--role", choices=["reference", "candidate"], required=True)
     s.add_argument("--backend", choices=sorted(BACKENDS), default="cpu")

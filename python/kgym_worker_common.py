@@ -43,9 +43,43 @@ def last_line(text):
     return lines[-1] if lines else ""
 
 
+_MEMORY_SIGNS = ("can't allocate memory", "Cannot allocate memory", "not enough memory", "out of memory",
+                 "std::bad_alloc")
+
+
+def memory_note(exc):
+    """For an allocation failure: what memory the process had and the fix;
+    "" for any other exception."""
+    text = str(exc)
+    if not isinstance(exc, MemoryError) and not any(sign in text for sign in _MEMORY_SIGNS):
+        return ""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    where = f"address space limited to {limit >> 20} MB, " if limit != resource.RLIM_INFINITY else ""
+    return (f" [out of memory: {where}peak resident {peak_mb:.0f} MB; shrink the problem: problem.size: auto "
+            f"(--size auto) or a smaller budget (--size '{{max_bytes: 16777216}}'), or --override NAME=VALUE]")
+
+
+def missing_note(exc):
+    """For something this interpreter lacks (a torch op of a later torch, a
+    module that is not installed): what to change; "" otherwise."""
+    text = str(exc)
+    if isinstance(exc, AttributeError) and text.startswith("module 'torch"):
+        import torch
+
+        return (f" [this torch ({torch.__version__}) lacks it: the problem needs a newer torch; point "
+                f"verifier.python (--python) at an interpreter with one]")
+    if isinstance(exc, ModuleNotFoundError):
+        return f" [the problem needs the module '{exc.name}', which this interpreter does not have]"
+    return ""
+
+
 def exception_line(exc):
     text = last_line(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    line = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return line + memory_note(exc) + missing_note(exc)
 
 
 def traceback_tail(exc, lines=30):

@@ -29,6 +29,7 @@ struct LintOptions {
   std::string bench_dir;
   std::string level = "level1";
   std::string selector;
+  std::string size;  // --size: problem.size
   unsigned long long seed = 0;
 };
 
@@ -41,6 +42,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
   ConfigSource source;
   if (!options.config_file.empty()) source.file = options.config_file;
   source.sets = options.sets;
+  if (!options.size.empty()) source.sets.push_back("problem.size=" + options.size);
   source.overrides = options.overrides;
   auto config = load_config(source);
   if (!config) return usage_error(config.error().message);
@@ -67,7 +69,9 @@ int run_lint(const LintOptions& options, bool from_flags) {
                             .overrides = config->overrides,
                             .tolerance = tolerance,
                             .seed = options.seed,
-                            .threads = config->verifier.threads > 0 ? config->verifier.threads : 1};
+                            .threads = config->verifier.threads > 0 ? config->verifier.threads : 1,
+                            .address_space_mb = config->sandbox.address_space_mb};
+    if (sizes_automatically(config->size, backend_named(config->verifier.backend))) req.size = config->size;
     auto report = verify::lint_problem(req);
     if (!report) {
       ++with_findings;
@@ -81,6 +85,8 @@ int run_lint(const LintOptions& options, bool from_flags) {
       cost = fmt::format(" (forward {:.2f} ms, peak memory {:.0f} MB)", *report->forward_ms,
                          *report->peak_rss_mb);
     }
+    if (report->sizes && (!report->sizes->sizes.empty() || !report->sizes->fits))
+      cost += "; " + describe_sizes(*report->sizes);
     fmt::print("{}: {}{}\n", c.id(),
                report->findings.empty() ? "ok" : fmt::format("{} finding(s)", report->findings.size()), cost);
     std::fflush(stdout);
@@ -106,6 +112,8 @@ Command add_lint_command(CLI::App& root) {
   CLI::Option* set = app->add_option("--set", options->sets, "override a config key, KEY=VALUE (repeatable)")
                          ->expected(1)
                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--size", options->size,
+                  "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

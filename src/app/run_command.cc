@@ -49,6 +49,7 @@ Command add_run_command(CLI::App& root) {
     std::string resume;
     std::vector<std::string> sets;
     std::vector<std::string> overrides;
+    std::string size;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -65,6 +66,9 @@ Command add_run_command(CLI::App& root) {
   app->add_option("--override", args->overrides,
                   "Problem size override, short for --set problem.overrides.NAME=VALUE")
       ->type_name("NAME=VALUE");
+  app->add_option("--size", args->size,
+                  "Problem sizes, short for --set problem.size=VALUE: auto (the cpu default), as_written, or a "
+                  "budget '{max_bytes: N, max_forward_ms: MS}'");
 
   return {app, [args]() -> int {
             if (args->force && args->resume.empty()) {
@@ -84,6 +88,7 @@ Command add_run_command(CLI::App& root) {
               source = *recorded;
             }
             source.sets.insert(source.sets.end(), args->sets.begin(), args->sets.end());
+            if (!args->size.empty()) source.sets.push_back("problem.size=" + args->size);
             source.overrides.insert(source.overrides.end(), args->overrides.begin(), args->overrides.end());
             auto config = load_config(source);
             if (!config) {

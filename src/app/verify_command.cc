@@ -25,6 +25,7 @@ struct VerifyOptions {
   std::string candidate;
   std::string config_file;        // verifier.*, sandbox.*, problem.overrides from a run config
   std::vector<std::string> sets;  // --set KEY=VALUE on that config
+  std::string size;               // --size: problem.size
   std::optional<std::string> backend;
   std::string python;
   std::string mode;
@@ -77,10 +78,12 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   // config loader in every case (as for `kgym run` and `kgym lint`); without
   // a config only the overrides are taken from it.
   bool with_config = !o.config_file.empty() || !o.sets.empty();
-  if (with_config || !o.overrides.empty()) {
+  ProblemSize size;
+  if (with_config || !o.overrides.empty() || !o.size.empty()) {
     ConfigSource source;
     if (!o.config_file.empty()) source.file = o.config_file;
     source.sets = o.sets;
+    if (!o.size.empty()) source.sets.push_back("problem.size=" + o.size);
     source.overrides = o.overrides;
     auto config = load_config(source);
     if (!config) return std::unexpected(config.error().message);
@@ -89,8 +92,11 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
       req.sandbox = config->sandbox;
     }
     req.overrides = config->overrides;
+    size = config->size;
   }
   if (o.backend) req.config.backend = *o.backend;
+  // The reference worker chooses the sizes as it loads the problem.
+  if (sizes_automatically(size, backend_named(req.config.backend))) req.solve_sizes = size;
   if (!o.python.empty()) req.config.python = o.python;
   if (!o.mode.empty()) req.config.mode = o.mode;
   if (o.trials > 0) req.config.trials = o.trials;
@@ -168,6 +174,8 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));
   app->add_option("--trials", options->trials, "correctness trials (at least 3)")->check(CLI::PositiveNumber);
+  app->add_option("--size", options->size,
+                  "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)");
   app->add_option("--json", options->json_out, "write the result record (result.json schema) to this file");
   app->add_option("--log", options->log_out, "copy the verification's log (verify.log) to this file");

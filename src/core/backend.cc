@@ -28,6 +28,7 @@ const std::array<Backend, 3>& table() {
           .spec_rules = kCpuRules,
           .timing_method = "perf_counter_ns around a synchronous call",
           .devices_are_cores = true,
+          .sizes_automatically = true,
           .forks_workers = true,
           .always_available = true,
           .runtime_module = "torch",
@@ -101,6 +102,11 @@ const Backend* find_backend(std::string_view name) {
 const Backend& backend_named(std::string_view name) {
   const Backend* b = find_backend(name);
   return b ? *b : table().front();
+}
+
+bool sizes_automatically(const ProblemSize& size, const Backend& backend) {
+  if (size.kind == ProblemSize::Kind::kByBackend) return backend.sizes_automatically;
+  return size.kind == ProblemSize::Kind::kAuto;
 }
 
 Tolerance tolerance_for(const std::map<std::string, Tolerance>& configured, const std::string& dtype,

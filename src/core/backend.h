@@ -46,6 +46,9 @@ struct Backend {
   // are indices. Device selection for the agent (agent.needs_device) and for
   // the verifier's workers.
   bool devices_are_cores = false;
+  // Whether `problem.size` left unset means `auto`: KernelBench's sizes are
+  // a GPU's, which a CPU runs out of memory or time on.
+  bool sizes_automatically = false;
   std::vector<std::string_view> agent_device_env;
   std::vector<std::string_view> worker_device_env;
   // Runtime anti-cheat: glue ops of device runtimes (copies to and from the
@@ -65,6 +68,10 @@ struct Backend {
   // The tolerance for comparing outputs of `dtype` when the config sets none.
   Tolerance default_tolerance(const std::string& dtype) const;
 };
+
+// Whether the problems are sized automatically: problem.size, or when unset
+// the backend's default.
+bool sizes_automatically(const ProblemSize& size, const Backend& backend);
 
 // Every backend, in the order the docs list them, and their names.
 std::span<const Backend> all_backends();

@@ -34,7 +34,8 @@ constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "de
                                          "output",    "agent",   "verifier", "problem", "monitor",
                                          "workflow",  "sandbox", "samples"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
-constexpr std::string_view kProblemKeys[] = {"overrides"};
+constexpr std::string_view kProblemKeys[] = {"overrides", "size"};
+constexpr std::string_view kSizeKeys[] = {"max_bytes", "max_forward_ms"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
 constexpr std::string_view kPythonKeywords[] = {
     "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
@@ -113,16 +114,56 @@ void read_output(ConfigReader& reader, const Entry& at, Config& config) {
   }
 }
 
+// A size constant's name, or an element of a tuple or list constant:
+// `batch_size`, `shape[1]`.
+bool is_size_name(std::string_view name) {
+  auto bracket = name.find('[');
+  if (bracket == std::string_view::npos) return is_python_identifier(name);
+  std::string_view index = name.substr(bracket + 1);
+  return is_python_identifier(name.substr(0, bracket)) && index.size() >= 2 && index.back() == ']' &&
+         std::ranges::all_of(index.substr(0, index.size() - 1),
+                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+void read_size(ConfigReader& reader, const Entry& at, Config& config) {
+  constexpr std::string_view kFix =
+      "set as_written, auto, or a budget such as {max_bytes: 67108864, max_forward_ms: 50}";
+  if (at.node.IsScalar()) {
+    auto word = reader.text(at, kFix);
+    if (!word) return;
+    if (*word == "auto") {
+      config.size.kind = ProblemSize::Kind::kAuto;
+    } else if (*word == "as_written") {
+      config.size.kind = ProblemSize::Kind::kAsWritten;
+    } else {
+      reader.error(at, fmt::format("'{}' is not a size policy", *word), kFix);
+    }
+    return;
+  }
+  Mapping fields = reader.mapping(at, kSizeKeys);
+  config.size.kind = ProblemSize::Kind::kAuto;
+  if (auto entry = fields.get("max_bytes")) {
+    if (auto bytes = reader.integer(*entry, 1, "set a byte count of at least 1, e.g. max_bytes: 67108864"))
+      config.size.max_bytes = static_cast<unsigned long long>(*bytes);
+  }
+  if (auto entry = fields.get("max_forward_ms")) {
+    if (auto ms = reader.number(*entry, 0, true, "set milliseconds greater than 0, e.g. max_forward_ms: 50"))
+      config.size.max_forward_ms = *ms;
+  }
+}
+
 void read_problem(ConfigReader& reader, const Entry& at, Config& config) {
   Mapping fields = reader.mapping(at, kProblemKeys);
+  if (auto size = fields.get("size")) read_size(reader, *size, config);
   std::optional<Entry> overrides_entry = fields.get("overrides");
   if (!overrides_entry) return;
   Mapping overrides = reader.mapping(*overrides_entry, {});
   for (const Entry& entry : overrides.entries) {
     std::string name = entry.path.substr(overrides_entry->path.size() + 1);
-    if (!is_python_identifier(name)) {
+    if (!is_size_name(name)) {
       reader.error(entry, fmt::format("'{}' is not a Python identifier", name),
-                   "name a module-level integer of the problem file, e.g. batch_size");
+                   "name a module-level integer of the problem file, e.g. batch_size (or an element of a "
+                   "tuple constant, e.g. shape[1])");
       continue;
     }
     if (auto value = reader.integer(entry, LLONG_MIN, "set an integer, e.g. batch_size: 16"))

@@ -110,6 +110,15 @@ struct SandboxConfig {
   std::vector<std::filesystem::path> agent_writable;   // extra paths the agent may write
 };
 
+// problem.size (docs/config.md "Problem sizes"): run each problem at its
+// written sizes, or shrink its size constants to fit a budget.
+struct ProblemSize {
+  enum class Kind { kByBackend, kAsWritten, kAuto };
+  Kind kind = Kind::kByBackend;  // as_written for cuda and npu, auto for cpu
+  unsigned long long max_bytes = 64ULL << 20;  // inputs + outputs + parameters
+  double max_forward_ms = 50;                   // one reference forward on one core
+};
+
 struct Config {
   std::filesystem::path source;  // the YAML file ("<bundled default>" if none)
   std::filesystem::path bench_dir;
@@ -127,8 +136,10 @@ struct Config {
   VerifierConfig verifier;
   SandboxConfig sandbox;
   std::map<std::string, long long> overrides;  // problem.overrides
+  ProblemSize size;                            // problem.size
   std::chrono::milliseconds monitor_poll{1000};
 };
+
 
 // A user-facing configuration error: where, which key, what is allowed.
 struct ConfigError {

@@ -1,5 +1,6 @@
 // Every class of configuration error names the file, the line, the key and
 // the fix, and all errors of a file are reported together.
+#include "core/backend.h"
 #include "core/config_test_fixture.h"
 
 namespace kgym {
@@ -117,6 +118,36 @@ TEST_F(ConfigTest, UnknownToleranceDtype) {
                                     "under 'verifier.tolerances': float32, float64"));
   EXPECT_TRUE(
       Contains(message, at(8, "verifier.tolerances.float16.tol") + "unknown key; did you mean 'atol'?"));
+}
+
+TEST_F(ConfigTest, ProblemSizePolicies) {
+  auto by_default = load(kMinimal);
+  ASSERT_TRUE(by_default.has_value()) << by_default.error().message;
+  EXPECT_EQ(by_default->size.kind, ProblemSize::Kind::kByBackend);
+  EXPECT_TRUE(sizes_automatically(by_default->size, backend_named("cpu")));
+  EXPECT_FALSE(sizes_automatically(by_default->size, backend_named("cuda")));
+  auto written = load(kMinimal, {"problem.size=as_written"});
+  ASSERT_TRUE(written.has_value()) << written.error().message;
+  EXPECT_FALSE(sizes_automatically(written->size, backend_named("cpu")));
+  auto budget = load(std::string(kMinimal) + "problem:\n  size: {max_bytes: 1048576, max_forward_ms: 5}\n"
+                     "  overrides: {'shape[1]': 64}\n");
+  ASSERT_TRUE(budget.has_value()) << budget.error().message;
+  EXPECT_EQ(budget->size.kind, ProblemSize::Kind::kAuto);
+  EXPECT_EQ(budget->size.max_bytes, 1048576u);
+  EXPECT_EQ(budget->size.max_forward_ms, 5);
+  EXPECT_TRUE(sizes_automatically(budget->size, backend_named("cuda")));
+  EXPECT_EQ(budget->overrides.at("shape[1]"), 64);
+}
+
+TEST_F(ConfigTest, BadProblemSize) {
+  std::string message = error_of(with("problem:\n  size: small\n"));
+  EXPECT_TRUE(Contains(message, at(6, "problem.size") + "'small' is not a size policy; set as_written, auto"))
+      << message;
+  message = error_of(with("problem:\n  size: {max_bytes: 0, max_ms: 3}\n"));
+  EXPECT_TRUE(Contains(message, "problem.size.max_ms")) << message;
+  EXPECT_TRUE(Contains(message, "problem.size.max_bytes")) << message;
+  message = error_of(with("problem:\n  overrides: {'shape[x]': 3}\n"));
+  EXPECT_TRUE(Contains(message, "'shape[x]' is not a Python identifier")) << message;
 }
 
 TEST_F(ConfigTest, BadOverrides) {

@@ -42,7 +42,14 @@ json config_record(const Config& c) {
       {"cases", c.cases},
       {"devices", c.devices},
       {"concurrency", c.concurrency},
-      {"problem", {{"overrides", c.overrides}}},
+      {"problem",
+       {{"overrides", c.overrides},
+        {"size",
+         {{"policy", c.size.kind == ProblemSize::Kind::kAuto        ? "auto"
+                     : c.size.kind == ProblemSize::Kind::kAsWritten ? "as_written"
+                                                                    : "by_backend"},
+          {"max_bytes", c.size.max_bytes},
+          {"max_forward_ms", c.size.max_forward_ms}}}}},
       {"monitor", {{"poll_sec", std::chrono::duration<double>(c.monitor_poll).count()}}},
       {"agent",
        {{"kind", a.kind},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "util/json_optional.h"
 
 namespace kgym {
@@ -239,7 +241,51 @@ json to_json(const CaseResult& r) {
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
   if (r.samples) j["samples"] = samples_json(*r.samples);
+  if (r.problem) j["problem"] = {{"sizes", to_json(*r.problem)}};
   return j;
+}
+
+json to_json(const ProblemSizes& s) {
+  return {{"policy", s.policy},   {"sizes", s.sizes},
+          {"original", s.original}, {"overrides", s.overrides},
+          {"factor", s.factor},   {"fits", s.fits},
+          {"bytes", optional_json(s.bytes)}, {"forward_ms", optional_json(s.forward_ms)}};
+}
+
+std::string describe_sizes(const ProblemSizes& s) {
+  std::string out = "sizes";
+  if (s.sizes.empty()) {
+    out += " as written";
+  } else {
+    std::string sep = " ";
+    for (const auto& [name, value] : s.sizes) {
+      auto original = s.original.find(name);
+      out += sep + fmt::format("{}={}", name, value);
+      if (original != s.original.end()) out += fmt::format(" (as written {})", original->second);
+      sep = ", ";
+    }
+  }
+  if (s.policy != "auto") return out;
+  std::vector<std::string> facts;
+  if (s.factor < 1) facts.push_back(fmt::format("factor 1/{:.0f}", 1 / s.factor));
+  if (s.bytes) facts.push_back(fmt::format("{:.1f} MB", static_cast<double>(*s.bytes) / (1 << 20)));
+  if (s.forward_ms) facts.push_back(fmt::format("forward {:.2f} ms on one core", *s.forward_ms));
+  if (!s.fits) facts.push_back("over the budget even at the smallest sizes that run");
+  for (std::size_t i = 0; i < facts.size(); ++i) out += (i == 0 ? ": " : ", ") + facts[i];
+  return out;
+}
+
+ProblemSizes problem_sizes_from_json(const json& j) {
+  ProblemSizes s;
+  s.policy = j.value("policy", "as_written");
+  s.sizes = j.value("sizes", std::map<std::string, long long>{});
+  s.original = j.value("original", std::map<std::string, long long>{});
+  s.overrides = j.value("overrides", std::map<std::string, long long>{});
+  s.factor = j.value("factor", 1.0);
+  s.fits = j.value("fits", true);
+  s.bytes = optional_at<unsigned long long>(j, "bytes");
+  s.forward_ms = optional_at<double>(j, "forward_ms");
+  return s;
 }
 
 CaseResult result_from_json(const json& j) {
@@ -313,6 +359,8 @@ CaseResult result_from_json(const json& j) {
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
+  if (auto it = j.find("problem"); it != j.end() && it->is_object() && it->contains("sizes"))
+    r.problem = problem_sizes_from_json(it->at("sizes"));
   return r;
 }
 

@@ -181,6 +181,26 @@ struct SamplesSummary {
   std::vector<SampleOutcome> per_sample;
 };
 
+// The sizes a problem ran at (docs/config.md "Problem sizes"): the size
+// constants `problem.size: auto` changed (`sizes`), their values as
+// written (`original`), the common factor and whether the budget was met;
+// the user's `problem.overrides` beside them.
+struct ProblemSizes {
+  std::string policy = "as_written";       // "as_written" | "auto"
+  std::map<std::string, long long> sizes;  // chosen by auto: NAME -> value
+  std::map<std::string, long long> original;
+  std::map<std::string, long long> overrides;  // problem.overrides, which win
+  double factor = 1;
+  bool fits = true;  // false: even the smallest sizes that ran exceed the budget
+  std::optional<unsigned long long> bytes;  // inputs + outputs + parameters at these sizes
+  std::optional<double> forward_ms;         // one reference forward on one core
+};
+nlohmann::json to_json(const ProblemSizes& s);
+// "sizes batch_size=64 (as written 4096), dim=6144 (393216): factor 1/64, 1.6 MB, forward 0.8 ms";
+// "sizes as written" when auto changed nothing.
+std::string describe_sizes(const ProblemSizes& s);
+ProblemSizes problem_sizes_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+
 struct CaseResult {
   int schema_version = kResultSchemaVersion;
   std::string case_id;  // "<level>/<N>_<Name>"
@@ -195,6 +215,7 @@ struct CaseResult {
   Timings timings;
   std::string backend;
   std::string mode;  // "correctness" | "performance"
+  std::optional<ProblemSizes> problem;  // `problem.sizes` in the JSON
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
 };

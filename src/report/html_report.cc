@@ -25,7 +25,7 @@ svg text { font-family: system-ui, sans-serif; fill: #333; }
 table { border-collapse: collapse; font-size: 13px; } th, td { border-bottom: 1px solid #e5e5e5; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .badge { color: #fff; border-radius: 3px; padding: 1px 6px; font-size: 12px; white-space: nowrap; }
-.files { min-width: 150px; max-width: 230px; } .files a { margin-right: 8px; white-space: nowrap; display: inline-block; } .reason { color: #555; max-width: 320px; overflow-wrap: anywhere; }
+.files { min-width: 150px; max-width: 230px; } .files a { margin-right: 8px; white-space: nowrap; display: inline-block; } .reason { color: #555; max-width: 320px; overflow-wrap: anywhere; } .sizes { color: #777; font-size: 85%; max-width: 260px; }
 .empty { color: #777; font-style: italic; } dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; } dt { color: #666; } dd { margin: 0; font-family: ui-monospace, monospace; font-size: 12px; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
 )css";
@@ -127,6 +127,15 @@ std::optional<double> total_seconds(const std::vector<CaseResult>& results, cons
   return std::nullopt;
 }
 
+// "sizes batch_size=64 (as written 4096): ..." for a case problem.size
+// shrank, else "".
+std::string sizes_note(const std::vector<CaseResult>& results, const std::string& id) {
+  for (const CaseResult& r : results) {
+    if (r.case_id == id && r.problem && !r.problem->sizes.empty()) return describe_sizes(*r.problem);
+  }
+  return "";
+}
+
 void case_table(std::string& html, const HtmlReportInput& in) {
   html +=
       "<section id=\"cases\">\n<h2>Cases</h2>\n<table>\n<thead><tr><th>case</th><th>verdict</th>"
@@ -140,6 +149,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
                                                   format_speedup(r.speedup_ci95->hi))
                                     : std::string(kAbsent);
     auto took = total_seconds(*in.results, r.case_id);
+    std::string sizes = sizes_note(*in.results, r.case_id);
     std::string files;
     if (auto it = in.files.find(r.case_id); it != in.files.end()) {
       for (const CaseFile& f : it->second) {
@@ -147,10 +157,12 @@ void case_table(std::string& html, const HtmlReportInput& in) {
       }
     }
     html += fmt::format(
-        "<tr id=\"case-{}\"><td>{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
+        "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
-        esc(url_path(r.case_id)), esc(r.case_id), verdict_color(verdict), esc(label),
+        esc(url_path(r.case_id)), esc(r.case_id),
+        sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),
+        verdict_color(verdict), esc(label),
         esc(format_speedup(r.speedup)), esc(ci), esc(format_ms(r.reference_ms)),
         esc(format_ms(r.candidate_ms)), took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
         esc(r.verdict == Verdict::kPass ? "" : one_line(r.reason, 300)), files);

@@ -1,12 +1,16 @@
 #include "run/sample_flow.h"
 
+#include <csignal>
+
 #include <fmt/format.h>
 
+#include "core/backend.h"
 #include "run/spec_writer.h"
 #include "util/fs.h"
 #include "util/sha256.h"
-#include "worker/probe.h"
 #include "verify/verifier.h"
+#include "worker/child_process.h"
+#include "worker/probe.h"
 
 namespace kgym::run {
 
@@ -92,6 +96,8 @@ void SampleFlow::resume(bool regenerate) {
     std::filesystem::remove_all(id_.work, ec);
     return;
   }
+  // The sizes the probe chose are the sizes the candidate was written for.
+  if (auto probe = verify::read_probe(paths.probe())) sizes_ = probe->sizes;
   // A candidate that was generated but not verified is verified, not
   // generated again; everything generation.json recorded is kept.
   auto text = util::read_file(paths.generation());
@@ -173,6 +179,7 @@ Step SampleFlow::launch_probe() {
   if (auto ok = util::copy_regular_file(id_.c.file, paths.task_desc()); !ok)
     return fail(Verdict::kHarnessError, ok.error());
   verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
+  if (sizes_automatically(config_.size, backend_named(config_.verifier.backend))) req.size = config_.size;
   util::ProcessSpec spec;
   spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());
   spec.cwd = paths.dir;
@@ -203,9 +210,15 @@ Step SampleFlow::probe_ended(const ProcessExit& exit, bool timed_out) {
   if (timed_out) return fail(Verdict::kReferenceError, "the reference probe timed out");
   auto probe = verify::read_probe(paths.probe());
   if (!probe) {
+    if (exit.kind == ProcessExit::Kind::kSignaled && exit.code == SIGKILL) {
+      verify::ChildExit killed{.signaled = true, .code = SIGKILL};
+      return fail(Verdict::kReferenceError,
+                  verify::memory_reason("the reference probe", killed, config_.sandbox.address_space_mb));
+    }
     return fail(Verdict::kReferenceError,
                 fmt::format("reference probe failed ({}): {}", exit.describe(), probe.error()));
   }
+  sizes_ = probe->sizes;
   std::string spec = render_spec(id_.c, config_, *probe);
   std::string prompt = render_prompt(id_.c, config_);
   for (const auto& dir : {paths.dir, id_.work}) {
@@ -305,6 +318,10 @@ Step SampleFlow::launch_verification() {
   req.python = options_.python;
   req.config = config_.verifier;
   req.overrides = config_.overrides;
+  if (sizes_) {
+    for (const auto& [name, value] : sizes_->sizes) req.overrides.emplace(name, value);  // the user's win
+    req.sizes = sizes_;
+  }
   req.device = device_->name;
   req.run_seed = id_.seed;
   req.sandbox = config_.sandbox;
@@ -358,6 +375,7 @@ Step SampleFlow::fail(Verdict verdict, std::string reason) {
   CaseResult r;
   r.verdict = verdict;
   r.reason = last_line(reason);
+  r.problem = sizes_;
   return finish(std::move(r));
 }
 

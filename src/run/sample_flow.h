@@ -180,6 +180,9 @@ class SampleFlow {
   std::optional<DeviceLease> device_;
   std::string launched_;  // argv[0] of the last Launch, for the error when it cannot start
   std::filesystem::path candidate_;  // once collected
+  // What problem.size: auto chose when the probe ran (or, on resume, what
+  // the probe recorded): the verification runs at these sizes.
+  std::optional<ProblemSizes> sizes_;
   Generation generation_;
   std::optional<double> generate_s_;
   util::SteadyTime started_{};

@@ -94,6 +94,39 @@ class SampleFlowTest : public ::testing::Test {
   std::unique_ptr<SampleFlow> flow_;
 };
 
+TEST_F(SampleFlowTest, TheProbesSizesAreTheVerificationsAndSurviveAResume) {
+  config_.overrides = {{"dim", 32}};  // the user's: they win
+  Step step = flow().start(std::nullopt);
+  const Launch probe = std::get<Launch>(step);
+  EXPECT_EQ(arg_after(probe.spec, "--size-max-bytes"), std::to_string(64ULL << 20));  // auto on cpu
+  std::ofstream(arg_after(probe.spec, "--out"))
+      << R"({"inputs": [], "outputs": [], "constants": {"batch_size": 64},
+            "sizes": {"policy": "auto", "sizes": {"batch_size": 64, "dim": 8}, "original": {"batch_size": 4096},
+                      "overrides": {"dim": 32}, "factor": 0.015625, "fits": true, "bytes": 1000}})";
+  step = flow().child_exited({}, false);
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
+  EXPECT_NE(util::read_file(paths().spec()).value_or("").find("| `batch_size` | 64 | 4096 |"), std::string::npos);
+
+  // A new flow over the same files (kgym run --resume) verifies at the
+  // recorded sizes without probing again.
+  flow_.reset();
+  flow().resume(/*regenerate=*/false);
+  ASSERT_EQ(flow().phase(), Phase::kWaitingDevice);
+  step = flow().start(std::nullopt);
+  step = flow().device_granted({0, "0"});
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  auto request = nlohmann::json::parse(util::read_file(paths().verify_request()).value_or("{}"));
+  EXPECT_EQ(request["overrides"]["batch_size"], 64);
+  EXPECT_EQ(request["overrides"]["dim"], 32);
+  EXPECT_EQ(request["sizes"]["original"]["batch_size"], 4096);
+}
+
+TEST_F(SampleFlowTest, AsWrittenSizesProbeWithoutABudget) {
+  config_.size.kind = ProblemSize::Kind::kAsWritten;
+  const Launch probe = std::get<Launch>(flow().start(std::nullopt));
+  EXPECT_FALSE(has_arg(probe.spec, "--size-max-bytes"));
+}
+
 TEST_F(SampleFlowTest, ProbeGenerateWaitVerifyFinish) {
   Step step = flow().start(std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Launch>(step));

@@ -49,6 +49,18 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
     for (const auto& [name, value] : probe.constants) out += fmt::format("- `{} = {}`\n", name, value);
     out += "\nYour kernel must work for other sizes too: do not hard-code them.\n\n";
   }
+  if (probe.sizes && !probe.sizes->sizes.empty()) {
+    out += "## Problem sizes\n\n";
+    out += "`task_desc.py` states the problem at its written sizes; it is verified and timed at smaller\n"
+           "ones (`problem.size: auto`), the size constants above:\n\n| constant | verified | as written |\n"
+           "|---|---|---|\n";
+    for (const auto& [name, value] : probe.sizes->sizes) {
+      auto original = probe.sizes->original.find(name);
+      out += fmt::format("| `{}` | {} | {} |\n", name, value,
+                         original != probe.sizes->original.end() ? std::to_string(original->second) : "?");
+    }
+    out += "\n";
+  }
   out += "## Correctness\n\n";
   out += fmt::format(
       "Compared on {} trials with fresh random inputs. Shapes and dtypes must match exactly; each\n"

@@ -1,9 +1,11 @@
 #include "verify/lint.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
 #include "util/json_optional.h"
+#include "util/sandbox.h"
 #include "worker/child_process.h"
 #include "worker/probe.h"
 
@@ -15,14 +17,28 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
     argv.push_back(std::move(arg));
   argv.insert(argv.end(), {"--atol", std::to_string(req.tolerance.atol), "--rtol",
                            std::to_string(req.tolerance.rtol), "--out", req.out_json.string()});
+  if (req.size) {
+    argv.insert(argv.end(), {"--size-max-bytes", std::to_string(req.size->max_bytes), "--size-max-forward-ms",
+                             fmt::format("{}", req.size->max_forward_ms)});
+  }
+  // The sandbox's address-space limit: a problem too large for it fails
+  // with an allocation error the worker reports, not the OOM killer's SIGKILL.
+  if (req.address_space_mb > 0) {
+    util::SandboxPolicy limited;
+    limited.limits.address_space_bytes = static_cast<std::uint64_t>(req.address_space_mb) << 20;
+    argv = util::sandboxed_argv(limited, argv);
+  }
   std::error_code ec;
   std::filesystem::remove(req.out_json, ec);
   auto run = run_captured(argv, Clock::now() + req.timeout);
   if (!run) return std::unexpected(run.error());
   auto text = util::read_file(req.out_json);
   if (!text) {
-    return std::unexpected("the lint worker wrote no result (" + run->exit.describe() + "): " +
-                           run->output.substr(run->output.size() > 400 ? run->output.size() - 400 : 0));
+    if (died_of_memory(run->exit, run->output))
+      return std::unexpected(memory_reason("the lint worker", run->exit, req.address_space_mb));
+    std::string tail = run->output.substr(run->output.size() > 400 ? run->output.size() - 400 : 0);
+    return std::unexpected("the lint worker wrote no result (" + run->exit.describe() + ")" +
+                           (tail.empty() ? std::string(", and printed nothing") : ": " + tail));
   }
   LintReport report;
   try {
@@ -32,6 +48,8 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
     }
     report.forward_ms = util::optional_at<double>(doc, "forward_ms");
     report.peak_rss_mb = util::optional_at<double>(doc, "peak_rss_mb");
+    if (auto sizes = doc.find("sizes"); sizes != doc.end() && sizes->is_object())
+      report.sizes = problem_sizes_from_json(*sizes);
   } catch (const nlohmann::json::exception& e) {
     return std::unexpected(std::string("malformed lint result: ") + e.what());
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/result.h"
 
 namespace kgym::verify {
 
@@ -29,6 +30,7 @@ struct LintReport {
   std::vector<LintFinding> findings;
   std::optional<double> forward_ms;   // one reference forward at the configured sizes
   std::optional<double> peak_rss_mb;  // the worker's peak resident memory
+  std::optional<ProblemSizes> sizes;  // what problem.size: auto chose (the lint ran at those sizes)
 };
 
 struct LintRequest {
@@ -41,6 +43,8 @@ struct LintRequest {
   unsigned long long seed = 0;
   int threads = 1;
   std::chrono::seconds timeout{300};
+  std::optional<ProblemSize> size;  // set: solve the sizes for this budget first
+  long long address_space_mb = 0;   // the worker's RLIMIT_AS (0: none), for a death's reason
 };
 
 // Runs the worker; an error only when the worker could not be run or gave

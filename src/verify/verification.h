@@ -45,7 +45,7 @@ int core_count(const std::string& device);
 class Verification {
  public:
   explicit Verification(const VerifyRequest& req)
-      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout) {}
+      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout), overrides_(req.overrides) {}
 
   CaseResult run();
 
@@ -135,6 +135,9 @@ class Verification {
   std::optional<WorkerProcess> candidate_twin_;
   std::filesystem::path candidate_import_;  // the file the candidate imported (host path)
   std::filesystem::path state_file_;        // the reference state ModelNew was last built from
+  // The request's overrides, and the sizes the reference solved when the
+  // request asked it to (req_.solve_sizes): what every load uses.
+  std::map<std::string, long long> overrides_;
   nlohmann::json constants_;                // the reference's size constants (load reply)
   nlohmann::json declared_cases_;           // the problem's CASES
   std::vector<int> reference_cores_;        // the cores the reference worker is pinned to (its hello)

@@ -266,7 +266,7 @@ std::expected<void, Failure> Verification::check_reference_consistency(const std
 }
 
 std::expected<void, Failure> Verification::check_extra_shapes() {
-  auto shapes = extra_shapes(constants_, declared_cases_, req_.overrides, derive_seed(req_.run_seed, 3000));
+  auto shapes = extra_shapes(constants_, declared_cases_, overrides_, derive_seed(req_.run_seed, 3000));
   if (shapes.empty()) return {};
   for (const ShapeSet& shape : shapes) {
     std::string label = fmt::format("{}: {}", shape.origin, overrides_string(shape.overrides));
@@ -284,7 +284,7 @@ std::expected<void, Failure> Verification::check_extra_shapes() {
     if (auto tried = shape_trial(label); !tried) return tried;
   }
   // Timing runs at the default shape.
-  return reload(req_.overrides, "reloading the default shape");
+  return reload(overrides_, "reloading the default shape");
 }
 
 }  // namespace kgym::verify::detail

@@ -12,6 +12,7 @@
 #include "core/backend.h"
 #include "worker/candidate_sandbox.h"
 #include "verify/verification.h"
+#include "worker/python_env.h"
 #include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
@@ -118,9 +119,9 @@ int Verification::worker_threads() const {
 
 std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   std::string thread_count = std::to_string(threads);
-  std::vector<std::string> env_overrides{"OMP_NUM_THREADS=" + thread_count, "MKL_NUM_THREADS=" + thread_count,
-                                         "OPENBLAS_NUM_THREADS=" + thread_count, "PYTHONDONTWRITEBYTECODE=1",
-                                         "PYTHONUNBUFFERED=1"};
+  std::vector<std::string> env_overrides = worker_base_env();
+  for (const char* name : {"OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS="})
+    env_overrides.push_back(name + thread_count);
   // Kernels that take their device from a variable (PyPTO: TILE_FWK_DEVICE_ID)
   // get the leased one.
   if (!req_.device.empty() && req_.device != "all") {
@@ -213,7 +214,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   Message load;
   load.header = {{"op", "load"},
                  {"problem", req_.problem.string()},
-                 {"overrides", req_.overrides},
+                 {"overrides", overrides_},
                  {"seed", derive_seed(req_.run_seed, 0)},
                  {"state_out", state.string()}};
   Message import;
@@ -221,17 +222,25 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   if (req_.candidate_is_reference) {
     import.header = {{"op", "load"},
                      {"problem", candidate_file.string()},
-                     {"overrides", req_.overrides},
+                     {"overrides", overrides_},
                      {"seed", derive_seed(req_.run_seed, 0)},
                      { "state_out",
                        (req_.scratch_dir / "candidate" / "state.pt").string() }};
   }
+  if (req_.solve_sizes) {
+    load.header["size"] = {{"max_bytes", req_.solve_sizes->max_bytes},
+                           {"max_forward_ms", req_.solve_sizes->max_forward_ms}};
+  }
   // Queue both requests before waiting: the candidate compiles while the
-  // reference builds its model.
+  // reference builds its model. When the reference first solves the sizes,
+  // an A/A candidate (which loads the problem itself) waits for them.
+  bool candidate_waits = req_.solve_sizes && req_.candidate_is_reference;
   if (auto sent = reference_->send(load, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
-  if (auto sent = candidate_->send(import, deadline_); !sent)
-    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  if (!candidate_waits) {
+    if (auto sent = candidate_->send(import, deadline_); !sent)
+      return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  }
   auto hello_ref = receive(Role::kReference, "startup", deadline_);
   if (!hello_ref) return std::unexpected(hello_ref.error());
   note_hello(Role::kReference, *hello_ref);
@@ -241,7 +250,18 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   result_.timings.load_s = loaded->header.value("load_s", seconds_since(load_start));
   constants_ = loaded->header.value("constants", nlohmann::json::object());
   declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
+  if (auto sizes = loaded->header.find("sizes"); sizes != loaded->header.end() && sizes->is_object()) {
+    ProblemSizes solved = problem_sizes_from_json(*sizes);
+    for (const auto& [name, value] : solved.sizes) overrides_.emplace(name, value);
+    note(fmt::format("problem {}", describe_sizes(solved)));
+    result_.problem = std::move(solved);
+  }
   note("reference loaded");
+  if (candidate_waits) {
+    import.header["overrides"] = overrides_;
+    if (auto sent = candidate_->send(import, deadline_); !sent)
+      return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  }
   auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
   if (!hello_cand) return std::unexpected(hello_cand.error());
   note_hello(Role::kCandidate, *hello_cand);
@@ -287,7 +307,7 @@ std::expected<void, Failure> Verification::start_twins() {
   Message load;
   load.header = {{"op", "load"},
                  {"problem", req_.problem.string()},
-                 {"overrides", req_.overrides},
+                 {"overrides", overrides_},
                  {"seed", derive_seed(req_.run_seed, 0)},
                  {"state_out", (twin_dir / "state.pt").string()}};
   Message import;

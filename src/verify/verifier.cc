@@ -311,6 +311,7 @@ CaseResult Verification::run() {
   result_.case_id = req_.case_id;
   result_.backend = req_.config.backend;
   result_.mode = req_.config.mode;
+  result_.problem = req_.sizes;
   auto outcome = prepare();
   // Static checks on the copy that would run, before any worker starts.
   if (outcome && req_.static_checks && !req_.candidate_is_reference) {

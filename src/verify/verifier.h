@@ -25,7 +25,14 @@ struct VerifyRequest {
   std::filesystem::path scratch_dir;  // writable, private to this verification
   std::string python;                 // resolved interpreter
   VerifierConfig config;
-  std::map<std::string, long long> overrides;
+  std::map<std::string, long long> overrides;  // the user's and problem.size's, merged
+  // What problem.size chose (recorded in result.json's problem.sizes); the
+  // chosen sizes are already in `overrides`.
+  std::optional<ProblemSizes> sizes;
+  // Set when the sizes are still to be chosen (`kgym verify` with
+  // problem.size auto): the reference worker solves them for this budget as
+  // it loads the problem, and every later load uses them.
+  std::optional<ProblemSize> solve_sizes;
   std::string device = "all";  // cpu: core list ("0-3", "all")
   std::uint64_t run_seed = 0;  // trial seeds are derived from it
   // The candidate worker's OS sandbox (worker/candidate_sandbox.h) and the

@@ -116,6 +116,10 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"python", r.python},
       {"config", config_json(r.config)},
       {"overrides", r.overrides},
+      {"sizes", r.sizes ? to_json(*r.sizes) : json(nullptr)},
+      {"solve_sizes", r.solve_sizes ? json{{"max_bytes", r.solve_sizes->max_bytes},
+                                           {"max_forward_ms", r.solve_sizes->max_forward_ms}}
+                                    : json(nullptr)},
       {"device", r.device},
       {"run_seed", r.run_seed},
       {"sandbox", sandbox_json(r.sandbox, r.sandbox_hidden)},
@@ -133,6 +137,12 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.python = j.value("python", "");
   if (auto it = j.find("config"); it != j.end()) r.config = config_from(*it);
   r.overrides = j.value("overrides", std::map<std::string, long long>{});
+  if (auto it = j.find("sizes"); it != j.end() && it->is_object()) r.sizes = problem_sizes_from_json(*it);
+  if (auto it = j.find("solve_sizes"); it != j.end() && it->is_object()) {
+    r.solve_sizes = ProblemSize{.kind = ProblemSize::Kind::kAuto,
+                                .max_bytes = it->value("max_bytes", ProblemSize{}.max_bytes),
+                                .max_forward_ms = it->value("max_forward_ms", ProblemSize{}.max_forward_ms)};
+  }
   r.device = j.value("device", r.device);
   r.run_seed = j.value("run_seed", std::uint64_t{0});
   if (auto it = j.find("sandbox"); it != j.end()) sandbox_from(*it, r);

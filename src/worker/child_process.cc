@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,29 @@ std::string ChildExit::describe() const {
   return signaled ? "signal " + util::describe_signal(code) : fmt::format("exit code {}", code);
 }
 
+bool died_of_memory(const ChildExit& exit, std::string_view output) {
+  if (exit.signaled && exit.code == SIGKILL) return true;
+  for (std::string_view sign : {"MemoryError", "std::bad_alloc", "can't allocate memory", "Cannot allocate memory",
+                                "not enough memory", "out of memory"}) {
+    if (output.find(sign) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::string memory_reason(std::string_view who, const ChildExit& exit, long long address_space_mb,
+                          std::string_view problem_tensors) {
+  std::string how = exit.signaled && exit.code == SIGKILL
+                        ? "killed by SIGKILL, which the kernel's out-of-memory killer sends"
+                        : fmt::format("an allocation failed ({})", exit.describe());
+  if (address_space_mb > 0) how += fmt::format("; its address space is limited to {} MB (sandbox.address_space_mb)", address_space_mb);
+  if (exit.peak_rss_mb) how += fmt::format("; peak resident memory {:.0f} MB", *exit.peak_rss_mb);
+  std::string tensors = problem_tensors.empty() ? "" : fmt::format(" The problem's tensors: {}.", problem_tensors);
+  return fmt::format(
+      "{} ran out of memory ({}).{} Shrink the problem: problem.size: auto (--size auto) or a smaller budget "
+      "(--size '{{max_bytes: 16777216}}'), or --override NAME=VALUE for its size constants",
+      who, how, tensors);
+}
+
 int poll_timeout_ms(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(left, 0, 1000));
@@ -69,9 +93,12 @@ void ChildProcess::reap_and_kill_group() {
   // id cannot have been reused: kill any stragglers, then reap.
   ::kill(-pid_, SIGKILL);
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  while (::wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   reaped_ = true;
+  // Linux gives ru_maxrss in kilobytes: the child's own peak, not its children's.
+  if (exit_ && usage.ru_maxrss > 0) exit_->peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
 bool ChildProcess::poll_exit() {

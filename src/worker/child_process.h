@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,9 +30,21 @@ struct ChildExit {
   bool signaled = false;
   int code = 0;  // exit status, or the signal number when signaled
   bool core_dumped = false;
+  std::optional<double> peak_rss_mb;  // the child's own peak resident memory, when reaped here
   // "exit code 3" / "signal SIGSEGV (segmentation fault)"
   std::string describe() const;
 };
+
+// A worker's death that speaks of memory: killed by SIGKILL (the kernel's
+// OOM killer, or a cgroup's memory limit), or its last output names an
+// allocation failure (MemoryError, std::bad_alloc, "can't allocate memory":
+// the address-space limit).
+bool died_of_memory(const ChildExit& exit, std::string_view output);
+
+// The reason for such a death, with what is known (the limit, the peak)
+// and the fix: "<who> ran out of memory (...); shrink the problem: ...".
+std::string memory_reason(std::string_view who, const ChildExit& exit, long long address_space_mb,
+                          std::string_view problem_tensors = "");
 
 // The timeout for one poll() on the way to `deadline`: what is left, at
 // most a second (so a loop around poll rechecks its state), never negative.

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
@@ -52,6 +53,10 @@ std::vector<std::string> problem_arguments(std::string_view op, const std::files
 std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::filesystem::path& out_json) {
   std::vector<std::string> argv =
       problem_arguments("probe", req.problem, req.seed, req.threads, req.overrides);
+  if (req.size) {
+    argv.insert(argv.end(), {"--size-max-bytes", std::to_string(req.size->max_bytes), "--size-max-forward-ms",
+                             fmt::format("{}", req.size->max_forward_ms)});
+  }
   argv.insert(argv.end(), {"--out", out_json.string()});
   return argv;
 }
@@ -87,6 +92,8 @@ std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& 
     result.parameters = j.value("parameters", std::vector<std::string>{});
     result.forward_ms = j.value("forward_ms", 0.0);
     result.torch_version = j.value("torch_version", "");
+    if (auto sizes = j.find("sizes"); sizes != j.end() && sizes->is_object())
+      result.sizes = problem_sizes_from_json(*sizes);
     return result;
   } catch (const nlohmann::json::exception& e) {
     return std::unexpected(out_json.string() + ": " + e.what());

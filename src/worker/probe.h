@@ -8,7 +8,11 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
+
+#include "core/config.h"
+#include "core/result.h"
 
 namespace kgym::verify {
 
@@ -27,6 +31,9 @@ struct ProbeResult {
   std::vector<std::string> parameters;         // "name: dtype[shape]" of the model's state_dict
   double forward_ms = 0;                       // one reference forward, wall time
   std::string torch_version;
+  // What `problem.size: auto` chose (the probe ran at those sizes); nullopt
+  // when the request asked for none.
+  std::optional<ProblemSizes> sizes;
 };
 
 struct ProbeRequest {
@@ -35,6 +42,9 @@ struct ProbeRequest {
   std::map<std::string, long long> overrides;
   unsigned long long seed = 0;
   int threads = 1;
+  // Set: solve the problem's sizes for this budget first (`overrides` win),
+  // then probe at them.
+  std::optional<ProblemSize> size;
 };
 
 // argv of a child process that probes the problem and writes the result to

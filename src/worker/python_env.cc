@@ -8,6 +8,10 @@
 #include "worker/child_process.h"
 
 namespace kgym::verify {
+
+std::vector<std::string> worker_base_env() {
+  return {"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "OMP_WAIT_POLICY=PASSIVE"};
+}
 namespace {
 
 constexpr std::string_view kMarker = "KGYM_TORCH_VERSION=";

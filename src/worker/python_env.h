@@ -4,8 +4,17 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kgym::verify {
+
+// The environment ("NAME=VALUE") every worker interpreter starts with, warm
+// parents included (a zygote's forks keep what it loaded with): no bytecode
+// files, unbuffered logs, and OpenMP threads that sleep when their parallel
+// region ends instead of spinning. A spinning thread keeps its core busy
+// after the reply, while the other side is timed on the shared cores; both
+// sides wait alike (docs/anti-cheat.md "The lease").
+std::vector<std::string> worker_base_env();
 
 struct PythonEnv {
   std::string python;         // the interpreter as given or found on PATH

@@ -9,6 +9,7 @@
 #include "util/spawn.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/probe.h"
+#include "worker/python_env.h"
 
 namespace kgym::verify {
 namespace {
@@ -56,7 +57,7 @@ std::expected<void, std::string> WarmPool::ensure(std::size_t device, bool candi
   }
   ::chmod(dir.c_str(), 0711);
   ::chmod(sockets.c_str(), 0700);
-  std::vector<std::string> env_overrides{"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"};
+  std::vector<std::string> env_overrides = worker_base_env();
   std::vector<std::string> argv{options_.python, (worker_dir / "kgym_worker.py").string(), "zygote", "--role",
                                 std::string(role_of(candidate))};
   if (candidate) {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# problem.size: a GPU-sized problem (tests/fixtures/problems/gpu_sized_scale.py,
+# a 6 GiB input) is shrunk by `auto` for lint, verify and run, with its
+# relations kept and the sizes recorded; at its written size, under an
+# address-space limit, the failure names memory and the fix.
+source "$(dirname "$0")/lib.sh"
+
+cd "$TMP"
+mkdir -p bench/level1
+cp "$SRC/tests/fixtures/problems/gpu_sized_scale.py" bench/level1/1_GpuSizedScale.py
+
+expect_exit 0 "lint shrinks the problem" "$KGYM" lint --bench-dir bench
+expect_output "^level1/1_GpuSizedScale: ok .*; sizes batch_size=[0-9]+ \(as written 4096\)" "names the sizes and originals"
+expect_output "block\[1\]=[0-9]+ \(as written 1024\)" "a tuple element read by index is a size"
+expect_output "width=[0-9]+ \(as written 4096\)" "an unpacked tuple is a size"
+expect_output "features=[0-9]+ \(as written 8192\)" "a constant only the constructor reads is a size"
+check "depth (3, structure) is left alone" bash -c "! grep -q 'depth=' <<<\"\$0\"" "$OUT"
+
+mkdir -p solutions
+printf 'bench_dir: bench\nagent: {kind: replay, dir: solutions}\nsandbox: {limits: {address_space_mb: 3072}}\n' >limited.yaml
+expect_exit 1 "at its written size under a 3 GB address space" "$KGYM" lint --config limited.yaml --size as_written
+expect_output "out of memory" "the failure names memory"
+expect_output "address space limited to 3072 MB" "and the limit"
+expect_output "problem.size: auto" "and the fix"
+
+expect_exit 0 "a budget is a size too" "$KGYM" lint --bench-dir bench --size '{max_bytes: 1048576, max_forward_ms: 50}'
+expect_output "[0-9.]+ MB, forward" "reports what the sizes cost"
+check "within the budget of 1 MiB" bash -c "grep -qE ': factor 1/[0-9]+, (0\.[0-9]|1\.0) MB' <<<\"\$0\"" "$OUT"
+
+# verify: the reference worker solves the sizes as it loads the problem; an
+# A/A candidate (the problem itself) loads at the same sizes.
+expect_exit 0 "verify shrinks the problem too" "$KGYM" verify --problem bench/level1/1_GpuSizedScale.py \
+  --candidate bench/level1/1_GpuSizedScale.py --candidate-is-reference --mode correctness --json aa.json
+check "result.json records the sizes and originals" /usr/bin/python3 -c '
+import json, sys
+s = json.load(open("aa.json"))["problem"]["sizes"]
+assert s["policy"] == "auto" and s["original"]["dim"] == 393216 and s["sizes"]["dim"] < 393216, s
+assert s["fits"] and s["bytes"] <= 64 << 20, s
+assert "rows" not in s["sizes"], s  # derived: follows batch_size
+'
+expect_exit 0 "--override wins over auto" "$KGYM" verify --problem bench/level1/1_GpuSizedScale.py \
+  --candidate bench/level1/1_GpuSizedScale.py --candidate-is-reference --mode correctness --override dim=64 \
+  --json aa2.json
+check "the overridden constant keeps its value" /usr/bin/python3 -c '
+import json
+s = json.load(open("aa2.json"))["problem"]["sizes"]
+assert "dim" not in s["sizes"] and s["overrides"]["dim"] == 64, s
+'
+finish
