@@ -56,6 +56,9 @@ class Agent {
   // Where the artifacts are looked up: the work dir, or the case's workspace
   // when the agent works in an external repository.
   virtual std::filesystem::path artifact_dir(const AgentTask& task) const { return workdir(task); }
+  // A baseline's candidate is the problem's own Model (agent.kind:
+  // reference): verified as an A/A run, marked `baseline`, never a solve.
+  virtual bool baseline() const { return false; }
   // The CLI whose `--version` is recorded as provenance; nullopt for kinds
   // that have none (replay, command).
   virtual std::optional<std::string> binary() const { return std::nullopt; }

@@ -1,6 +1,7 @@
-// The two plain agent kinds: `replay` (a stored candidate per case) and
-// `command` (any program, run by the scheduler as a child process). The CLI
-// profiles build on `command` (profiles.cc).
+// The plain agent kinds: `replay` (a stored candidate per case), `reference`
+// (the problem's own Model: the baseline) and `command` (any program, run
+// by the scheduler as a child process). The CLI profiles build on
+// `command` (profiles.cc).
 #include <fmt/format.h>
 
 #include "core/case_paths.h"
@@ -44,6 +45,29 @@ class ReplayAgent final : public Agent {
 
  private:
   AgentConfig config_;
+  std::vector<std::string> artifacts_{"model_new.py"};
+};
+
+// `reference`: the baseline. Its candidate is the problem itself, whose
+// Model the verifier runs in the candidate's place (an A/A run, the
+// instrument's calibration): no kernel, never a solve.
+class ReferenceAgent final : public Agent {
+ public:
+  std::string name() const override { return "reference"; }
+  std::optional<std::string> model() const override { return std::nullopt; }
+  const std::vector<std::string>& artifacts() const override { return artifacts_; }
+  std::filesystem::path workdir(const AgentTask& task) const override { return task.workspace; }
+  bool baseline() const override { return true; }
+
+  std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override {
+    if (auto ok = util::copy_regular_file(task.workspace / CasePaths::kTaskDesc, task.workspace / artifacts_[0]);
+        !ok) {
+      return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
+    }
+    return AgentLaunch{};
+  }
+
+ private:
   std::vector<std::string> artifacts_{"model_new.py"};
 };
 
@@ -92,6 +116,7 @@ std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentT
 
 std::unique_ptr<Agent> make_agent(const AgentConfig& config) {
   if (config.kind == "command") return std::make_unique<CommandAgent>(config);
+  if (config.kind == "reference") return std::make_unique<ReferenceAgent>();
   if (auto profile = make_profile_agent(config)) return profile;
   return std::make_unique<ReplayAgent>(config);
 }

@@ -18,7 +18,10 @@ namespace {
 constexpr std::string_view kAgentKeys[] = {
     "kind", "argv",   "env",        "timeout_sec",    "workdir",   "artifacts", "model",
     "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network",   "needs_device"};
-constexpr std::string_view kAgentKinds[] = {"command", "replay", "opencode", "claude", "codex"};
+constexpr std::string_view kAgentKinds[] = {"command", "replay", "reference", "opencode", "claude", "codex"};
+
+// The kinds that run no process of their own.
+bool runs_nothing(const std::string& kind) { return kind == "replay" || kind == "reference"; }
 
 bool is_profile(std::string_view kind) { return kind == "opencode" || kind == "claude" || kind == "codex"; }
 
@@ -261,7 +264,7 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
   }
   if (auto entry = agent_map.get("needs_device")) {
     if (auto needs = reader.boolean(*entry)) {
-      if (*needs && agent.kind == "replay")
+      if (*needs && runs_nothing(agent.kind))
         reader.error(*entry, "needs an agent that runs",
                      "remove it or set agent.kind to command, opencode, claude or codex");
       else
@@ -284,7 +287,7 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
     constexpr std::string_view kFix =
         "name an existing repository directory, e.g. work_repo: /home/me/.cache/kgym/pypto "
         "(scripts/download_pypto.sh fetches one)";
-    if (agent.kind == "replay") {
+    if (runs_nothing(agent.kind)) {
       reader.error(*entry, "needs an agent that runs",
                    "set agent.kind to command, opencode, claude or codex");
     } else if (auto repo = reader.path(*entry, kFix)) {

@@ -242,6 +242,7 @@ json to_json(const CaseResult& r) {
                   {"total_s", optional_json(r.timings.total_s)}};
   if (r.samples) j["samples"] = samples_json(*r.samples);
   if (r.problem) j["problem"] = {{"sizes", to_json(*r.problem)}};
+  if (r.baseline) j["baseline"] = true;
   return j;
 }
 
@@ -359,6 +360,7 @@ CaseResult result_from_json(const json& j) {
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
+  r.baseline = j.value("baseline", false);
   if (auto it = j.find("problem"); it != j.end() && it->is_object() && it->contains("sizes"))
     r.problem = problem_sizes_from_json(it->at("sizes"));
   return r;

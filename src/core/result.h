@@ -216,6 +216,9 @@ struct CaseResult {
   std::string backend;
   std::string mode;  // "correctness" | "performance"
   std::optional<ProblemSizes> problem;  // `problem.sizes` in the JSON
+  // The candidate was the problem's own Model (agent.kind: reference, an
+  // A/A run): the instrument's calibration, never a solve.
+  bool baseline = false;
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
 };

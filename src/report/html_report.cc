@@ -87,6 +87,11 @@ void headline(std::string& html, const Summary& s) {
   }
   card(html, s.pass_at_k ? "best-of-k geomean speedup" : "geomean speedup", geomean,
        fmt::format("over {} passing cases", s.speedup_cases));
+  if (const auto& b = s.baseline) {
+    card(html, "baseline (A/A)", fmt::format("{} of {}", b->contains_one, b->timed),
+         fmt::format("timed intervals contain 1; {} cases, {} pass, median {}", b->cases, b->passed,
+                     esc(format_speedup(b->median_speedup))));
+  }
   // Several samples per case: pass@1 and pass@k, overall and per level.
   if (s.pass_at_k) {
     const PassAtK& p = *s.pass_at_k;
@@ -145,6 +150,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
     std::string verdict = r.verdict ? std::string(to_string(*r.verdict)) : "not_run";
     std::string label =
         r.verdict == Verdict::kFailCheat && r.cheat_rule ? verdict + " (" + *r.cheat_rule + ")" : verdict;
+    if (r.baseline) label += " (baseline)";
     std::string ci = r.speedup_ci95 ? fmt::format("{} – {}", format_speedup(r.speedup_ci95->lo),
                                                   format_speedup(r.speedup_ci95->hi))
                                     : std::string(kAbsent);

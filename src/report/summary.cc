@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "core/pass_at_k.h"
 #include "report/case_order.h"
 
@@ -33,6 +35,7 @@ CaseRow row_of(const CaseResult& r) {
   row.verdict = r.verdict;
   if (r.cheat) row.cheat_rule = r.cheat->rule;
   row.reason = r.reason;
+  row.baseline = r.baseline;
   if (r.samples) {
     row.samples = r.samples->n;
     row.samples_passed = r.samples->passed;
@@ -152,6 +155,32 @@ std::vector<double> speedups_of(const std::vector<const CaseRow*>& rows) {
   return out;
 }
 
+std::optional<double> percentile(std::vector<double> values, double q) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  double at = q * static_cast<double>(values.size() - 1);
+  auto lo = static_cast<std::size_t>(at);
+  std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (at - static_cast<double>(lo));
+}
+
+BaselineSummary baseline_of(const std::vector<const CaseRow*>& rows) {
+  BaselineSummary b;
+  std::vector<double> medians;
+  for (const CaseRow* row : rows) {
+    ++b.cases;
+    if (row->verdict != Verdict::kPass) continue;
+    ++b.passed;
+    if (!usable_speedup(*row) || !row->speedup_ci95) continue;
+    ++b.timed;
+    medians.push_back(*row->speedup);
+    if (row->speedup_ci95->lo <= 1.0 && row->speedup_ci95->hi >= 1.0) ++b.contains_one;
+  }
+  b.median_speedup = percentile(medians, 0.5);
+  if (auto p10 = percentile(medians, 0.1), p90 = percentile(medians, 0.9); p10 && p90) b.spread = (*p90 - *p10) / 2;
+  return b;
+}
+
 }  // namespace
 
 int Tally::count(Verdict v) const {
@@ -167,6 +196,14 @@ std::optional<double> Tally::correctness_rate() const {
 std::optional<double> Tally::cheat_rate() const {
   if (selected == 0) return std::nullopt;
   return static_cast<double>(count(Verdict::kFailCheat)) / selected;
+}
+
+std::string baseline_line(const BaselineSummary& b) {
+  std::string line = fmt::format("baseline (A/A): {} cases, {} pass, {} of {} timed intervals contain 1", b.cases,
+                                 b.passed, b.contains_one, b.timed);
+  if (b.median_speedup) line += fmt::format(", median {:.3f}x", *b.median_speedup);
+  if (b.spread) line += fmt::format(" (spread {:.3f})", *b.spread);
+  return line;
 }
 
 std::optional<double> speedup_of(const CaseResult& result) {
@@ -213,8 +250,12 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
 
   std::map<std::string, Tally> levels;
   std::map<std::string, std::vector<const CaseRow*>> level_rows;
-  std::vector<const CaseRow*> all_rows;
+  std::vector<const CaseRow*> all_rows, baseline_rows;
   for (const CaseRow& row : s.cases) {
+    if (row.baseline) {
+      baseline_rows.push_back(&row);
+      continue;
+    }
     add_to(s.total, row);
     auto [it, inserted] = levels.try_emplace(row.level, empty_tally());
     add_to(it->second, row);
@@ -231,6 +272,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   s.speedup_cases = overall.cases;
   s.fast_p = fast_p_of(all_rows, s.total.selected);
   s.pass_at_k = pass_at_k_of(all_rows);
+  if (!baseline_rows.empty()) s.baseline = baseline_of(baseline_rows);
 
   for (auto& [level, tally] : levels) {
     const auto& rows = level_rows[level];

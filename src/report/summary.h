@@ -107,6 +107,20 @@ struct CaseRow {
   std::string reason;
   std::optional<int> samples;  // samples run, for a case with several
   int samples_passed = 0;
+  bool baseline = false;  // agent.kind: reference (an A/A run), never a solve
+};
+
+// The baseline cases of a run (agent.kind: reference): the problem's own
+// Model verified against itself, the instrument's calibration. Every case
+// that runs should pass with a speedup interval containing 1.
+struct BaselineSummary {
+  int cases = 0;
+  int passed = 0;
+  int timed = 0;         // passed with a speedup and its interval
+  int contains_one = 0;  // of those, intervals containing 1
+  std::optional<double> median_speedup;  // over the timed cases
+  // Half the distance between the 10th and 90th percentiles of their medians.
+  std::optional<double> spread;
 };
 
 // What the agents reported over the run (figures a CLI did not report stay
@@ -136,6 +150,9 @@ struct Summary {
   std::map<std::string, int> cheats_by_rule;  // rule id -> fail_cheat cases it decided
   std::map<std::string, int> timing_flags;    // performance flag -> cases that raised it
   std::optional<PassAtK> pass_at_k;           // nullopt when no case has samples
+  // Baseline cases are listed in `cases` but counted only here, not in
+  // `total`, the levels, fast_p or the geomean.
+  std::optional<BaselineSummary> baseline;
 };
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become
@@ -143,6 +160,9 @@ struct Summary {
 // selection is then the union). Duplicate results for one id: the last wins.
 Summary summarize(const std::vector<CaseResult>& results,
                   const std::vector<std::string>& selected_case_ids = {});
+
+// "baseline (A/A): 9 cases, 9 pass, 8 of 9 timed intervals contain 1, median 1.003x (spread 0.012)"
+std::string baseline_line(const BaselineSummary& b);
 
 // The speedup a report shows for a result: the performance median, if any.
 std::optional<double> speedup_of(const CaseResult& result);

@@ -97,6 +97,7 @@ json case_json(const CaseRow& row) {
             {"timing_flags", row.timing_flags},
             {"reason", row.reason}};
   if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
+  if (row.baseline) j["baseline"] = true;
   return j;
 }
 
@@ -131,11 +132,20 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   json cases = json::array();
   for (const CaseRow& row : summary.cases) cases.push_back(case_json(row));
 
-  return {{"schema_version", kSummarySchemaVersion},
-          {"run", run_json(info)},
-          {"totals", std::move(totals)},
-          {"levels", std::move(levels)},
-          {"cases", std::move(cases)}};
+  json out = {{"schema_version", kSummarySchemaVersion},
+              {"run", run_json(info)},
+              {"totals", std::move(totals)},
+              {"levels", std::move(levels)},
+              {"cases", std::move(cases)}};
+  if (const auto& b = summary.baseline) {
+    out["baseline"] = {{"cases", b->cases},
+                       {"pass", b->passed},
+                       {"timed", b->timed},
+                       {"contains_one", b->contains_one},
+                       {"median_speedup", opt(b->median_speedup)},
+                       {"spread", opt(b->spread)}};
+  }
+  return out;
 }
 
 }  // namespace kgym::report

@@ -85,6 +85,11 @@ std::string geomean_text(std::optional<double> value, std::optional<Interval> ci
 }
 
 void append_headline(std::string& md, const Summary& s) {
+  if (s.baseline) {
+    md += fmt::format("**{}.** Baseline cases run the problem's own Model as the candidate (agent.kind: "
+                      "reference): the instrument's calibration, not counted below and never a solve.\n\n",
+                      baseline_line(*s.baseline));
+  }
   md +=
       "| Cases | Pass | Correctness rate | Cheat rate | Geomean speedup [95% CI] "
       "|\n|---:|---:|---:|---:|---:|\n";
@@ -209,6 +214,7 @@ void append_cases(std::string& md, const Summary& s) {
     std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
     if (row.verdict == Verdict::kPass) verdict = "**pass**";
     if (row.samples) verdict += fmt::format(" ({}/{} samples)", row.samples_passed, *row.samples);
+    if (row.baseline) verdict += " (baseline)";
     // A finished case links to its record, relative to the run directory, so
     // the link works wherever the directory is browsed (a code-hosting site
     // included).

@@ -42,6 +42,7 @@ std::string wrap_items(const std::vector<std::string>& items, std::size_t width)
 }
 
 std::vector<std::string> headline_items(const Summary& s) {
+  if (s.baseline && s.total.selected == 0) return {baseline_line(*s.baseline)};
   std::vector<std::string> items = {
       fmt::format("cases {}", s.total.selected),
       fmt::format("pass {}", s.total.passed()),
@@ -55,6 +56,7 @@ std::vector<std::string> headline_items(const Summary& s) {
   items.push_back(s.geomean_speedup
                       ? fmt::format("geomean {} over {}", format_speedup(s.geomean_speedup), s.speedup_cases)
                       : fmt::format("geomean {}", kAbsent));
+  if (s.baseline) items.push_back(baseline_line(*s.baseline));
   if (s.pass_at_k) {
     for (const auto& [k, rate] : s.pass_at_k->rate) {
       if (k == 1 || k == s.pass_at_k->samples)
@@ -77,6 +79,7 @@ std::vector<std::string> verdict_items(const Tally& t) {
 std::vector<std::string> row_cells(const CaseRow& row) {
   std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
   if (row.samples) verdict += fmt::format(" {}/{}", row.samples_passed, *row.samples);  // samples that passed
+  if (row.baseline) verdict += " (baseline)";
   return {row.case_id,
           verdict,
           format_speedup(row.speedup),

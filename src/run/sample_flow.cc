@@ -324,6 +324,7 @@ Step SampleFlow::launch_verification() {
   }
   req.device = device_->name;
   req.run_seed = id_.seed;
+  req.candidate_is_reference = agent_.baseline();
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;

@@ -50,7 +50,8 @@ struct VerifyRequest {
   // Timing-fidelity checks (`kgym verify --candidate-is-reference`): the
   // candidate file is a problem file whose Model runs in the candidate's
   // place in a second reference-role worker (A/A when it is the problem
-  // itself). No static checks; not part of the request JSON.
+  // itself; a baseline run's candidate, agent.kind: reference). No static
+  // checks; the result is marked `baseline`.
   bool candidate_is_reference = false;
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.

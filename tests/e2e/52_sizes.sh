@@ -46,4 +46,27 @@ import json
 s = json.load(open("aa2.json"))["problem"]["sizes"]
 assert "dim" not in s["sizes"] and s["overrides"]["dim"] == 64, s
 '
+# kgym run: the probe sizes the problem before the agent sees it (SPEC.md
+# says so), and a baseline run (agent.kind: reference) verifies the
+# problem's own Model at those sizes: marked baseline, never a solve.
+cp "$SRC/data/sample/level1/1_ReLU.py" bench/level1/2_ReLU.py
+expect_exit 0 "a baseline run of the GPU-sized problem" "$KGYM" run --set bench_dir="$TMP/bench" \
+  --set agent.kind=reference --set output.root_dir="$TMP/runs" --set output.run_name=base \
+  --set verifier.mode=correctness
+RUN="$TMP/runs/base"
+expect_verdict "$RUN/cases/level1/1_GpuSizedScale/result.json" pass
+expect_verdict "$RUN/cases/level1/2_ReLU/result.json" pass
+check "SPEC.md gives the sizes and their originals" grep -q '| `dim` | [0-9]* | 393216 |' \
+  "$RUN/cases/level1/1_GpuSizedScale/SPEC.md"
+check "result.json is marked baseline" grep -q '"baseline": true' "$RUN/cases/level1/1_GpuSizedScale/result.json"
+check "the run's result records the sizes" grep -q '"original"' "$RUN/cases/level1/1_GpuSizedScale/result.json"
+check "run.json records the size policy" grep -q '"policy": "by_backend"' "$RUN/run.json"
+check "a baseline pass is no solve" /usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["totals"]["pass"] == 0 and s["baseline"]["cases"] == 2 and s["baseline"]["pass"] == 2, s["baseline"]
+assert all(c.get("baseline") for c in s["cases"]), s["cases"]
+' "$RUN/summary.json"
+check "summary.md names the baseline" grep -q "baseline (A/A): 2 cases, 2 pass" "$RUN/summary.md"
+check "report.html shows the sizes" grep -q 'class="sizes">sizes' "$RUN/report.html"
 finish

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The real KernelBench on the CPU: `kgym lint` and a baseline (A/A) `kgym
+# run` over its levels with problem.size: auto, written up as
+# docs/kernelbench-cpu.md (or KGYM_BENCH_OUT). The baseline run's candidate
+# is each problem's own Model (agent.kind: reference), so every problem that
+# runs on this torch should pass with a speedup interval containing 1;
+# anything else is a harness defect or a property of the problem that the
+# lint names.
+#
+# Usage: bench/kernelbench_cpu.sh [KERNELBENCH_DIR] [path/to/kgym] [kgym run options...]
+#   KGYM_BENCH_LEVELS="level1 level2"  the levels (default: level1 level2 level3)
+#   KGYM_BENCH_CASES="1:20"            a selector within each level (default: all)
+#   KGYM_BENCH_OUT=FILE                where the table goes (default: docs/kernelbench-cpu.md)
+#   e.g. bench/kernelbench_cpu.sh ../shared/KernelBench build/kgym --precision bfloat16
+# Each problem's verification leases one core of the two ("0", "1") and
+# times for 2 s; the run takes two problems at a time.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BENCH="$(cd "${1:-$ROOT/../shared/KernelBench}" && pwd)"
+KGYM="${2:-$ROOT/build/kgym}"
+shift $(($# < 2 ? $# : 2))
+EXTRA=("$@")
+LEVELS=(${KGYM_BENCH_LEVELS:-level1 level2 level3})
+CASES="${KGYM_BENCH_CASES:-}"
+OUT="${KGYM_BENCH_OUT:-$ROOT/docs/kernelbench-cpu.md}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-kb.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+selector=""
+for level in "${LEVELS[@]}"; do selector+="${selector:+;}$level=${CASES:-1:1000}"; done
+cat >"$WORK/baseline.yaml" <<EOF
+bench_dir: $BENCH
+cases: "$selector"
+devices: ["0", "1"]
+concurrency: 2
+agent: {kind: reference}
+problem: {size: auto}
+verifier:
+  timeout_sec: 600
+  timing: {budget_sec: 2}
+output: {root_dir: $WORK/runs, run_name: baseline}
+EOF
+
+start=$(date +%s)
+for level in "${LEVELS[@]}"; do
+  "$KGYM" lint --bench-dir "$BENCH" --level "$level" "${CASES:-}" "${EXTRA[@]}" >"$WORK/lint-$level.txt" 2>&1 || true
+done
+lint_s=$(($(date +%s) - start))
+start=$(date +%s)
+"$KGYM" run --config "$WORK/baseline.yaml" "${EXTRA[@]}" >"$WORK/run.log" 2>&1 || true
+run_s=$(($(date +%s) - start))
+
+/usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$BENCH" "${LEVELS[@]}" <<'PY'
+import glob, json, os, re, statistics, subprocess, sys
+work, out, lint_s, run_s, bench = sys.argv[1:6]
+levels = sys.argv[6:]
+run_dir = os.path.join(work, "runs", "baseline")
+results = {}
+for path in glob.glob(os.path.join(run_dir, "cases", "*", "*", "result.json")):
+    r = json.load(open(path))
+    results[r["case_id"]] = r
+torch = "?"
+try:
+    torch = json.load(open(os.path.join(run_dir, "run.json"))).get("torch_version", "?")
+except OSError:
+    pass
+lines = [
+    "# KernelBench on the CPU",
+    "",
+    "Written by `bench/kernelbench_cpu.sh`: `kgym lint` and a baseline (A/A) `kgym run` (agent.kind:",
+    "reference, problem.size: auto, one core per verification, 2 s of timing) over the levels below, on",
+    f"this machine ({os.cpu_count()} cores, torch {torch}). A baseline case's candidate is the problem's",
+    "own Model: every problem that runs should pass with a speedup interval containing 1.",
+    "",
+    f"Wall time: lint {lint_s} s, baseline run {run_s} s.",
+    "",
+    "| level | problems | runnable | pass A/A | interval contains 1 | A/A median | spread (p10-p90)/2 | lint findings |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+]
+details = []
+for level in levels:
+    ids = sorted((r for r in results if r.startswith(level + "/")), key=lambda i: int(re.match(r".*/(\d+)_", i).group(1)))
+    runnable = [i for i in ids if results[i]["verdict"] != "reference_error"]
+    passed = [i for i in runnable if results[i]["verdict"] == "pass"]
+    timed = [i for i in passed if (results[i].get("performance") or {}).get("speedup", {}).get("ci95")]
+    contains = [i for i in timed if results[i]["performance"]["speedup"]["ci95"][0] <= 1 <= results[i]["performance"]["speedup"]["ci95"][1]]
+    medians = sorted(results[i]["performance"]["speedup"]["median"] for i in timed)
+    median = f"{statistics.median(medians):.3f}" if medians else "-"
+    spread = "-"
+    if len(medians) >= 2:
+        q = statistics.quantiles(medians, n=10)
+        spread = f"{(q[-1] - q[0]) / 2:.3f}"
+    lint_text = open(os.path.join(work, f"lint-{level}.txt")).read() if os.path.exists(os.path.join(work, f"lint-{level}.txt")) else ""
+    findings = [l for l in lint_text.splitlines() if re.match(r"^level\d+/\S+: [a-z_]+ — ", l)]
+    lines.append(f"| {level} | {len(ids)} | {len(runnable)} | {len(passed)} | {len(contains)} of {len(timed)} | {median} | {spread} | {len(findings)} |")
+    details.append(f"\n## {level}\n")
+    nonpass = [i for i in ids if results[i]["verdict"] != "pass"]
+    outside = [i for i in timed if i not in contains]
+    if nonpass or outside:
+        details.append("Cases that did not pass A/A, or whose interval excludes 1:\n")
+        for i in nonpass:
+            details.append(f"- `{i}`: {results[i]['verdict']} — {results[i]['reason'][:300]}")
+        for i in outside:
+            s = results[i]["performance"]["speedup"]
+            details.append(f"- `{i}`: pass, speedup {s['median']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]")
+        details.append("")
+    if findings:
+        details.append("Lint findings:\n")
+        details.extend(f"- {l}" for l in findings)
+with open(out, "w") as f:
+    f.write("\n".join(lines + details) + "\n")
+print("\n".join(lines))
+PY
+echo "written: $OUT"
