@@ -115,6 +115,17 @@ def module_constants(module):
     return constants
 
 
+def problem_size_keys(path):
+    """The problem's size constants (kgym_worker_size: the literals that feed
+    its inputs, at least MIN_SIZE), which both problem.size and the held-out
+    shape scale."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            return sorted(kgym_worker_size.size_constants(ast.parse(f.read())))
+    except (OSError, SyntaxError):
+        return []
+
+
 def declared_cases(module):
     """The problem's module-level CASES: a list of {NAME: int} constant
     overrides, each one more shape to verify; [] when absent or malformed."""
@@ -353,6 +364,7 @@ class ReferenceSide(Side):
             "parameters": len(state["state_dict"]),
             "constants": module_constants(self.problem),
             "cases": declared_cases(self.problem),
+            "size_keys": problem_size_keys(header["problem"]),
             "load_s": time.perf_counter() - start,
             **({"sizes": sizes} if sizes is not None else {}),
         }, []
@@ -571,7 +583,7 @@ def solved_overrides(args):
     except WorkerError:
         raise
     except Exception as exc:
-        raise WorkerError("reference", f"the reference fails at every size tried: {exception_line(exc)}", traceback_tail(exc))
+        raise WorkerError("reference", exception_line(exc), traceback_tail(exc))
     log(f"sizes: {solved['sizes'] or 'as written'} (factor {solved['factor']}, {solved['bytes']} bytes, "
         f"forward {solved['forward_ms']} ms{'' if solved['fits'] else ', over the budget'})")
     record = dict(solved, policy="auto", overrides=overrides)

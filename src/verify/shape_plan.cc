@@ -10,7 +10,13 @@
 namespace kgym::verify {
 
 std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohmann::json& declared,
-                                   const std::map<std::string, long long>& base, std::uint64_t seed) {
+                                   const std::map<std::string, long long>& base, std::uint64_t seed,
+                                   const nlohmann::json& size_keys) {
+  auto is_size = [&](const std::string& name) {
+    if (!size_keys.is_array()) return true;
+    return std::any_of(size_keys.begin(), size_keys.end(),
+                       [&](const nlohmann::json& key) { return key.is_string() && key.get<std::string>() == name; });
+  };
   std::vector<ShapeSet> shapes;
   if (declared.is_array()) {
     for (const auto& item : declared) {
@@ -27,7 +33,7 @@ std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohma
   std::uint64_t state = seed;
   if (constants.is_object()) {
     for (const auto& [name, value] : constants.items()) {
-      if (!value.is_number_integer()) continue;
+      if (!value.is_number_integer() || !is_size(name)) continue;
       long long v = value.get<long long>();
       if (v < kMinSizeConstant) continue;
       state = util::splitmix64(state);

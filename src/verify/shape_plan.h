@@ -25,11 +25,14 @@ inline constexpr std::size_t kMaxDeclaredShapes = 3;
 
 // `constants` is the reference's {NAME: int} after the request's overrides
 // (load reply), `declared` its CASES list ([{NAME: int}, ...], may be
-// null). The held-out shape scales every size constant by a factor in
-// [0.5, 0.85] drawn from `seed` (never leaving it unchanged); none when
-// the problem has no size constant.
+// null), `size_keys` the names of its size constants (load reply: the
+// literals that feed its inputs, the ones problem.size scales; null: every
+// constant of at least kMinSizeConstant). The held-out shape scales each
+// size constant by a factor in [0.5, 0.85] drawn from `seed` (never
+// leaving it unchanged); none when the problem has no size constant.
 std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohmann::json& declared,
-                                   const std::map<std::string, long long>& base, std::uint64_t seed);
+                                   const std::map<std::string, long long>& base, std::uint64_t seed,
+                                   const nlohmann::json& size_keys = nullptr);
 
 // "batch_size=37, dim=3481"
 std::string overrides_string(const std::map<std::string, long long>& overrides);

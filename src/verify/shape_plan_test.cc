@@ -37,6 +37,17 @@ TEST(ShapePlan, DeclaredCasesComeFirstAndKeepTheBaseOverrides) {
   EXPECT_EQ(overrides_string(shapes[0].overrides), "n=5, other=2");
 }
 
+TEST(ShapePlan, TheHeldOutShapeScalesTheSizesProblemSizeScales) {
+  // `height` is a constant the inputs do not read (the load reply's
+  // size_keys leave it out); a tuple element is a size like any other.
+  json constants = {{"batch_size", 64}, {"height", 480}, {"block[1]", 1024}};
+  auto shapes = extra_shapes(constants, json::array(), {}, 11, json::array({"batch_size", "block[1]"}));
+  ASSERT_EQ(shapes.size(), 1u);
+  EXPECT_EQ(shapes[0].overrides.count("height"), 0u);
+  EXPECT_LT(shapes[0].overrides.at("block[1]"), 1024);
+  EXPECT_LT(shapes[0].overrides.at("batch_size"), 64);
+}
+
 TEST(ShapePlan, NoSizeConstantsNoHeldOutShape) {
   EXPECT_TRUE(extra_shapes(json{{"dim", 1}}, nullptr, {}, 3).empty());
   EXPECT_TRUE(extra_shapes(json::object(), json::array(), {}, 3).empty());

@@ -56,8 +56,9 @@ std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const Cl
 std::optional<CheatFinding> impossible_time_finding(double candidate_median_ns, std::uint64_t output_bytes,
                                                     double bandwidth_gbs, std::uint64_t llc_bytes);
 
-// The memoization probe after the timed rounds: median times per call of
-// each side on an input set its process has seen before and on unseen ones.
+// The memoization probe after the timed rounds: the first quartile of the
+// times per call of each side on an input set its process has seen before
+// and on unseen ones.
 struct MemoProbe {
   double candidate_seen_ns = 0, candidate_unseen_ns = 0;
   double reference_seen_ns = 0, reference_unseen_ns = 0;

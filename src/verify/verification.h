@@ -140,6 +140,7 @@ class Verification {
   std::map<std::string, long long> overrides_;
   nlohmann::json constants_;                // the reference's size constants (load reply)
   nlohmann::json declared_cases_;           // the problem's CASES
+  nlohmann::json size_keys_;                // its size constants' names (null: unknown)
   std::vector<int> reference_cores_;        // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)

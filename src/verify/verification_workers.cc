@@ -250,6 +250,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   result_.timings.load_s = loaded->header.value("load_s", seconds_since(load_start));
   constants_ = loaded->header.value("constants", nlohmann::json::object());
   declared_cases_ = loaded->header.value("cases", nlohmann::json::array());
+  size_keys_ = loaded->header.value("size_keys", nlohmann::json(nullptr));
   if (auto sizes = loaded->header.find("sizes"); sizes != loaded->header.end() && sizes->is_object()) {
     ProblemSizes solved = problem_sizes_from_json(*sizes);
     for (const auto& [name, value] : solved.sizes) overrides_.emplace(name, value);

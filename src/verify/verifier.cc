@@ -183,6 +183,15 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
         exit->code -= 128;
       }
       std::string how = exit ? exit->describe() : "unknown status";
+      // SIGKILL that kgym did not send: the kernel's out-of-memory killer.
+      if (exit && exit->signaled && exit->code == SIGKILL) {
+        std::string sizes = result_.problem ? "The problem ran at " + describe_sizes(*result_.problem) : "";
+        std::string reason = fmt::format(
+            "{} while {}", memory_reason(fmt::format("the {} worker", side), *exit,
+                                         is_candidate(role) ? req_.sandbox.address_space_mb : 0, sizes),
+            what);
+        return {is_candidate(role) ? Verdict::kCrash : Verdict::kReferenceError, reason};
+      }
       if (!is_candidate(role)) {
         return {Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what)};
       }

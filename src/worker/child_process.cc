@@ -49,13 +49,13 @@ bool died_of_memory(const ChildExit& exit, std::string_view output) {
 }
 
 std::string memory_reason(std::string_view who, const ChildExit& exit, long long address_space_mb,
-                          std::string_view problem_tensors) {
+                          std::string_view context) {
   std::string how = exit.signaled && exit.code == SIGKILL
                         ? "killed by SIGKILL, which the kernel's out-of-memory killer sends"
                         : fmt::format("an allocation failed ({})", exit.describe());
   if (address_space_mb > 0) how += fmt::format("; its address space is limited to {} MB (sandbox.address_space_mb)", address_space_mb);
   if (exit.peak_rss_mb) how += fmt::format("; peak resident memory {:.0f} MB", *exit.peak_rss_mb);
-  std::string tensors = problem_tensors.empty() ? "" : fmt::format(" The problem's tensors: {}.", problem_tensors);
+  std::string tensors = context.empty() ? "" : fmt::format(" {}.", context);
   return fmt::format(
       "{} ran out of memory ({}).{} Shrink the problem: problem.size: auto (--size auto) or a smaller budget "
       "(--size '{{max_bytes: 16777216}}'), or --override NAME=VALUE for its size constants",

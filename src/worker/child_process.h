@@ -41,10 +41,11 @@ struct ChildExit {
 // the address-space limit).
 bool died_of_memory(const ChildExit& exit, std::string_view output);
 
-// The reason for such a death, with what is known (the limit, the peak)
-// and the fix: "<who> ran out of memory (...); shrink the problem: ...".
+// The reason for such a death, with what is known (the limit, the peak,
+// `context`: the sizes the problem ran at) and the fix: "<who> ran out of
+// memory (...). Shrink the problem: ...".
 std::string memory_reason(std::string_view who, const ChildExit& exit, long long address_space_mb,
-                          std::string_view problem_tensors = "");
+                          std::string_view context = "");
 
 // The timeout for one poll() on the way to `deadline`: what is left, at
 // most a second (so a loop around poll rechecks its state), never negative.
