@@ -39,8 +39,9 @@ constexpr std::uint64_t kBatchBytes = 64ULL << 20;
 // Timed calls per batch whose outputs are fetched and compared, chosen
 // after the batch ran.
 constexpr int kCheckedCalls = 2;
-// The memoization probe: batches of this many timed calls after one
-// untimed, half of them on a seen set, half on unseen ones.
+// The memoization probe: batches (half as many where input sets are costly)
+// of this many timed calls after one untimed, half of them on a seen set,
+// half on unseen ones.
 constexpr int kProbeBatches = 4;
 constexpr int kProbeCalls = 8;
 // The share of the batches (warm-up and timed) with a traced call.
@@ -381,7 +382,13 @@ bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoPro
       std::uniform_int_distribution<int>(warmup, static_cast<int>(seen.seeds.size()) - 1)(rng_)));
   std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
   const int n = 1 + kProbeCalls;
-  for (int batch_index = 0; batch_index < kProbeBatches; ++batch_index) {
+  // Each batch makes 1 + kProbeCalls input sets. Where sets are costly
+  // (tens of MB each: making one can take 50x a call), the probe takes
+  // half the batches rather than more than half the timing's budget.
+  double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
+  double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
+  int batches = per_set_ns * (1 + kProbeCalls) * kProbeBatches > budget_ns / 2 ? kProbeBatches / 2 : kProbeBatches;
+  for (int batch_index = 0; batch_index < batches; ++batch_index) {
     // Position 0 is untimed; half of the others get the seen set.
     std::vector<int> positions(static_cast<std::size_t>(kProbeCalls));
     std::iota(positions.begin(), positions.end(), 1);
