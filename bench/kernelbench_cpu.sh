@@ -24,7 +24,8 @@ LEVELS=(${KGYM_BENCH_LEVELS:-level1 level2 level3})
 CASES="${KGYM_BENCH_CASES:-}"
 OUT="${KGYM_BENCH_OUT:-$ROOT/docs/kernelbench-cpu.md}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-kb.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+# KGYM_BENCH_KEEP=1 keeps the run directory (its path is printed).
+if [ -z "${KGYM_BENCH_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; else echo "work: $WORK"; fi
 
 selector=""
 for level in "${LEVELS[@]}"; do selector+="${selector:+;}$level=${CASES:-1:1000}"; done
@@ -50,9 +51,9 @@ start=$(date +%s)
 "$KGYM" run --config "$WORK/baseline.yaml" "${EXTRA[@]}" >"$WORK/run.log" 2>&1 || true
 run_s=$(($(date +%s) - start))
 
-/usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$BENCH" "${LEVELS[@]}" <<'PY'
+/usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$selector" "${LEVELS[@]}" <<'PY'
 import glob, json, os, re, statistics, subprocess, sys
-work, out, lint_s, run_s, bench = sys.argv[1:6]
+work, out, lint_s, run_s, selector = sys.argv[1:6]
 levels = sys.argv[6:]
 run_dir = os.path.join(work, "runs", "baseline")
 results = {}
@@ -70,12 +71,13 @@ lines = [
     "Written by `bench/kernelbench_cpu.sh`: `kgym lint` and a baseline (A/A) `kgym run` (agent.kind:",
     "reference, problem.size: auto, one core per verification, 2 s of timing) over the levels below, on",
     f"this machine ({os.cpu_count()} cores, torch {torch}). A baseline case's candidate is the problem's",
-    "own Model: every problem that runs should pass with a speedup interval containing 1.",
+    "own Model: every problem that runs should pass with a speedup interval containing 1. The interval's",
+    "median width says how much that means.",
     "",
-    f"Wall time: lint {lint_s} s, baseline run {run_s} s.",
+    f"Selection: `{selector}`. Wall time: lint {lint_s} s, baseline run {run_s} s.",
     "",
-    "| level | problems | runnable | pass A/A | interval contains 1 | A/A median | spread (p10-p90)/2 | lint findings |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| level | problems | runnable | pass A/A | interval contains 1 | A/A median | spread (p10-p90)/2 | median interval width | lint findings |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
 ]
 details = []
 for level in levels:
@@ -90,9 +92,11 @@ for level in levels:
     if len(medians) >= 2:
         q = statistics.quantiles(medians, n=10)
         spread = f"{(q[-1] - q[0]) / 2:.3f}"
+    widths = sorted(results[i]["performance"]["speedup"]["ci95"][1] - results[i]["performance"]["speedup"]["ci95"][0] for i in timed)
+    width = f"{statistics.median(widths):.3f}" if widths else "-"
     lint_text = open(os.path.join(work, f"lint-{level}.txt")).read() if os.path.exists(os.path.join(work, f"lint-{level}.txt")) else ""
     findings = [l for l in lint_text.splitlines() if re.match(r"^level\d+/\S+: [a-z_]+ — ", l)]
-    lines.append(f"| {level} | {len(ids)} | {len(runnable)} | {len(passed)} | {len(contains)} of {len(timed)} | {median} | {spread} | {len(findings)} |")
+    lines.append(f"| {level} | {len(ids)} | {len(runnable)} | {len(passed)} | {len(contains)} of {len(timed)} | {median} | {spread} | {width} | {len(findings)} |")
     details.append(f"\n## {level}\n")
     nonpass = [i for i in ids if results[i]["verdict"] != "pass"]
     outside = [i for i in timed if i not in contains]
@@ -107,6 +111,8 @@ for level in levels:
     if findings:
         details.append("Lint findings:\n")
         details.extend(f"- {l}" for l in findings)
+    if not (nonpass or outside or findings):
+        details.append("Every problem passed A/A with an interval containing 1; the lint found nothing.")
 with open(out, "w") as f:
     f.write("\n".join(lines + details) + "\n")
 print("\n".join(lines))
