@@ -4,10 +4,10 @@
 // `command` (profiles.cc).
 #include <fmt/format.h>
 
-#include "core/case_paths.h"
 #include "agent/agent.h"
 #include "agent/command_agent.h"
 #include "agent/template.h"
+#include "core/case_paths.h"
 #include "util/fs.h"
 
 namespace kgym::agent {
@@ -60,7 +60,8 @@ class ReferenceAgent final : public Agent {
   bool baseline() const override { return true; }
 
   std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override {
-    if (auto ok = util::copy_regular_file(task.workspace / CasePaths::kTaskDesc, task.workspace / artifacts_[0]);
+    if (auto ok =
+            util::copy_regular_file(task.workspace / CasePaths::kTaskDesc, task.workspace / artifacts_[0]);
         !ok) {
       return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
     }

@@ -112,8 +112,9 @@ Command add_lint_command(CLI::App& root) {
   CLI::Option* set = app->add_option("--set", options->sets, "override a config key, KEY=VALUE (repeatable)")
                          ->expected(1)
                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app->add_option("--size", options->size,
-                  "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option(
+      "--size", options->size,
+      "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -66,9 +66,10 @@ Command add_run_command(CLI::App& root) {
   app->add_option("--override", args->overrides,
                   "Problem size override, short for --set problem.overrides.NAME=VALUE")
       ->type_name("NAME=VALUE");
-  app->add_option("--size", args->size,
-                  "Problem sizes, short for --set problem.size=VALUE: auto (the cpu default), as_written, or a "
-                  "budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option(
+      "--size", args->size,
+      "Problem sizes, short for --set problem.size=VALUE: auto (the cpu default), as_written, or a "
+      "budget '{max_bytes: N, max_forward_ms: MS}'");
 
   return {app, [args]() -> int {
             if (args->force && args->resume.empty()) {

@@ -12,8 +12,8 @@
 #include "core/config.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
-#include "worker/python_env.h"
 #include "verify/verifier.h"
+#include "worker/python_env.h"
 
 namespace kgym::app {
 namespace {
@@ -174,8 +174,9 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));
   app->add_option("--trials", options->trials, "correctness trials (at least 3)")->check(CLI::PositiveNumber);
-  app->add_option("--size", options->size,
-                  "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option(
+      "--size", options->size,
+      "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)");
   app->add_option("--json", options->json_out, "write the result record (result.json schema) to this file");
   app->add_option("--log", options->log_out, "copy the verification's log (verify.log) to this file");

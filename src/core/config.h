@@ -114,9 +114,9 @@ struct SandboxConfig {
 // written sizes, or shrink its size constants to fit a budget.
 struct ProblemSize {
   enum class Kind { kByBackend, kAsWritten, kAuto };
-  Kind kind = Kind::kByBackend;  // as_written for cuda and npu, auto for cpu
+  Kind kind = Kind::kByBackend;                // as_written for cuda and npu, auto for cpu
   unsigned long long max_bytes = 64ULL << 20;  // inputs + outputs + parameters
-  double max_forward_ms = 50;                   // one reference forward on one core
+  double max_forward_ms = 50;                  // one reference forward on one core
 };
 
 struct Config {
@@ -139,7 +139,6 @@ struct Config {
   ProblemSize size;                            // problem.size
   std::chrono::milliseconds monitor_poll{1000};
 };
-
 
 // A user-facing configuration error: where, which key, what is allowed.
 struct ConfigError {

@@ -129,7 +129,8 @@ TEST_F(ConfigTest, ProblemSizePolicies) {
   auto written = load(kMinimal, {"problem.size=as_written"});
   ASSERT_TRUE(written.has_value()) << written.error().message;
   EXPECT_FALSE(sizes_automatically(written->size, backend_named("cpu")));
-  auto budget = load(std::string(kMinimal) + "problem:\n  size: {max_bytes: 1048576, max_forward_ms: 5}\n"
+  auto budget = load(std::string(kMinimal) +
+                     "problem:\n  size: {max_bytes: 1048576, max_forward_ms: 5}\n"
                      "  overrides: {'shape[1]': 64}\n");
   ASSERT_TRUE(budget.has_value()) << budget.error().message;
   EXPECT_EQ(budget->size.kind, ProblemSize::Kind::kAuto);

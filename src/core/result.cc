@@ -247,10 +247,14 @@ json to_json(const CaseResult& r) {
 }
 
 json to_json(const ProblemSizes& s) {
-  return {{"policy", s.policy},   {"sizes", s.sizes},
-          {"original", s.original}, {"overrides", s.overrides},
-          {"factor", s.factor},   {"fits", s.fits},
-          {"bytes", optional_json(s.bytes)}, {"forward_ms", optional_json(s.forward_ms)}};
+  return {{"policy", s.policy},
+          {"sizes", s.sizes},
+          {"original", s.original},
+          {"overrides", s.overrides},
+          {"factor", s.factor},
+          {"fits", s.fits},
+          {"bytes", optional_json(s.bytes)},
+          {"forward_ms", optional_json(s.forward_ms)}};
 }
 
 std::string describe_sizes(const ProblemSizes& s) {

@@ -191,7 +191,7 @@ struct ProblemSizes {
   std::map<std::string, long long> original;
   std::map<std::string, long long> overrides;  // problem.overrides, which win
   double factor = 1;
-  bool fits = true;  // false: even the smallest sizes that ran exceed the budget
+  bool fits = true;                         // false: even the smallest sizes that ran exceed the budget
   std::optional<unsigned long long> bytes;  // inputs + outputs + parameters at these sizes
   std::optional<double> forward_ms;         // one reference forward on one core
 };
@@ -214,7 +214,7 @@ struct CaseResult {
   std::optional<Generation> generation;
   Timings timings;
   std::string backend;
-  std::string mode;  // "correctness" | "performance"
+  std::string mode;                     // "correctness" | "performance"
   std::optional<ProblemSizes> problem;  // `problem.sizes` in the JSON
   // The candidate was the problem's own Model (agent.kind: reference, an
   // A/A run): the instrument's calibration, never a solve.

@@ -168,9 +168,9 @@ void case_table(std::string& html, const HtmlReportInput& in) {
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
         esc(url_path(r.case_id)), esc(r.case_id),
         sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),
-        verdict_color(verdict), esc(label),
-        esc(format_speedup(r.speedup)), esc(ci), esc(format_ms(r.reference_ms)),
-        esc(format_ms(r.candidate_ms)), took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
+        verdict_color(verdict), esc(label), esc(format_speedup(r.speedup)), esc(ci),
+        esc(format_ms(r.reference_ms)), esc(format_ms(r.candidate_ms)),
+        took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
         esc(r.verdict == Verdict::kPass ? "" : one_line(r.reason, 300)), files);
   }
   html += "</tbody>\n</table>\n</section>\n";

@@ -177,7 +177,8 @@ BaselineSummary baseline_of(const std::vector<const CaseRow*>& rows) {
     if (row->speedup_ci95->lo <= 1.0 && row->speedup_ci95->hi >= 1.0) ++b.contains_one;
   }
   b.median_speedup = percentile(medians, 0.5);
-  if (auto p10 = percentile(medians, 0.1), p90 = percentile(medians, 0.9); p10 && p90) b.spread = (*p90 - *p10) / 2;
+  if (auto p10 = percentile(medians, 0.1), p90 = percentile(medians, 0.9); p10 && p90)
+    b.spread = (*p90 - *p10) / 2;
   return b;
 }
 
@@ -199,8 +200,8 @@ std::optional<double> Tally::cheat_rate() const {
 }
 
 std::string baseline_line(const BaselineSummary& b) {
-  std::string line = fmt::format("baseline (A/A): {} cases, {} pass, {} of {} timed intervals contain 1", b.cases,
-                                 b.passed, b.contains_one, b.timed);
+  std::string line = fmt::format("baseline (A/A): {} cases, {} pass, {} of {} timed intervals contain 1",
+                                 b.cases, b.passed, b.contains_one, b.timed);
   if (b.median_speedup) line += fmt::format(", median {:.3f}x", *b.median_speedup);
   if (b.spread) line += fmt::format(" (spread {:.3f})", *b.spread);
   return line;

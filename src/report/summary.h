@@ -116,8 +116,8 @@ struct CaseRow {
 struct BaselineSummary {
   int cases = 0;
   int passed = 0;
-  int timed = 0;         // passed with a speedup and its interval
-  int contains_one = 0;  // of those, intervals containing 1
+  int timed = 0;                         // passed with a speedup and its interval
+  int contains_one = 0;                  // of those, intervals containing 1
   std::optional<double> median_speedup;  // over the timed cases
   // Half the distance between the 10th and 90th percentiles of their medians.
   std::optional<double> spread;

@@ -86,9 +86,10 @@ std::string geomean_text(std::optional<double> value, std::optional<Interval> ci
 
 void append_headline(std::string& md, const Summary& s) {
   if (s.baseline) {
-    md += fmt::format("**{}.** Baseline cases run the problem's own Model as the candidate (agent.kind: "
-                      "reference): the instrument's calibration, not counted below and never a solve.\n\n",
-                      baseline_line(*s.baseline));
+    md += fmt::format(
+        "**{}.** Baseline cases run the problem's own Model as the candidate (agent.kind: "
+        "reference): the instrument's calibration, not counted below and never a solve.\n\n",
+        baseline_line(*s.baseline));
   }
   md +=
       "| Cases | Pass | Correctness rate | Cheat rate | Geomean speedup [95% CI] "

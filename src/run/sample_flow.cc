@@ -132,9 +132,7 @@ Step SampleFlow::child_exited(const ProcessExit& exit, bool timed_out) {
   switch (kind) {
     case Child::kProbe: return probe_ended(exit, timed_out);
     case Child::kAgent: return agent_ended(exit, timed_out);
-    case Child::kGate:
-      checks_->command_ended(exit, timed_out);
-      return advance_checks();
+    case Child::kGate: checks_->command_ended(exit, timed_out); return advance_checks();
     case Child::kVerify: return verify_ended(exit, timed_out);
     case Child::kNone: break;
   }
@@ -345,7 +343,7 @@ Step SampleFlow::launch_verification() {
   util::ProcessSpec spec;
   spec.argv = options_.kgym_argv0;
   spec.argv.insert(spec.argv.end(), {"verify", "--request", paths.verify_request().string(), "--json",
-                                      paths.verify_result().string()});
+                                     paths.verify_result().string()});
   spec.cwd = paths.dir;
   spec.log_file = paths.verify_log();
   set_phase(Phase::kVerifying);

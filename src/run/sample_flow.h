@@ -69,9 +69,9 @@ struct FlowOptions {
 // Who a sample is.
 struct SampleId {
   Case c;
-  int sample = 0;         // from 1 when the case has several samples; 0 when it has one
-  std::uint64_t seed = 0;  // of its probe and verification (run/samples.h)
-  CasePaths paths;        // the sample's dir (the case's own with one sample)
+  int sample = 0;              // from 1 when the case has several samples; 0 when it has one
+  std::uint64_t seed = 0;      // of its probe and verification (run/samples.h)
+  CasePaths paths;             // the sample's dir (the case's own with one sample)
   std::filesystem::path work;  // the agent's work dir
 };
 
@@ -178,7 +178,7 @@ class SampleFlow {
   Phase phase_ = Phase::kPending;
   Child child_ = Child::kNone;
   std::optional<DeviceLease> device_;
-  std::string launched_;  // argv[0] of the last Launch, for the error when it cannot start
+  std::string launched_;             // argv[0] of the last Launch, for the error when it cannot start
   std::filesystem::path candidate_;  // once collected
   // What problem.size: auto chose when the probe ran (or, on resume, what
   // the probe recorded): the verification runs at these sizes.

@@ -105,7 +105,8 @@ TEST_F(SampleFlowTest, TheProbesSizesAreTheVerificationsAndSurviveAResume) {
                       "overrides": {"dim": 32}, "factor": 0.015625, "fits": true, "bytes": 1000}})";
   step = flow().child_exited({}, false);
   ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
-  EXPECT_NE(util::read_file(paths().spec()).value_or("").find("| `batch_size` | 64 | 4096 |"), std::string::npos);
+  EXPECT_NE(util::read_file(paths().spec()).value_or("").find("| `batch_size` | 64 | 4096 |"),
+            std::string::npos);
 
   // A new flow over the same files (kgym run --resume) verifies at the
   // recorded sizes without probing again.
@@ -222,9 +223,9 @@ TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
       ASSERT_TRUE(std::holds_alternative<Launch>(step));
       EXPECT_EQ(flow().phase(), Phase::kGenerating);
       EXPECT_EQ(flow().attempt(), 2);
-      EXPECT_EQ(flow().failed_gates(), (std::vector<std::string>{
-                                           "command sh test.sh: did not print 'TESTS_OK' (last line: 3 tests "
-                                           "failed)"}));
+      EXPECT_EQ(flow().failed_gates(),
+                (std::vector<std::string>{"command sh test.sh: did not print 'TESTS_OK' (last line: 3 tests "
+                                          "failed)"}));
       auto prompt = util::read_file(flow().id().work / ".kgym" / "develop.2.md");
       EXPECT_NE(prompt.value_or("").find("Checks that failed"), std::string::npos);
     }

@@ -51,9 +51,10 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
   }
   if (probe.sizes && !probe.sizes->sizes.empty()) {
     out += "## Problem sizes\n\n";
-    out += "`task_desc.py` states the problem at its written sizes; it is verified and timed at smaller\n"
-           "ones (`problem.size: auto`), the size constants above:\n\n| constant | verified | as written |\n"
-           "|---|---|---|\n";
+    out +=
+        "`task_desc.py` states the problem at its written sizes; it is verified and timed at smaller\n"
+        "ones (`problem.size: auto`), the size constants above:\n\n| constant | verified | as written |\n"
+        "|---|---|---|\n";
     for (const auto& [name, value] : probe.sizes->sizes) {
       auto original = probe.sizes->original.find(name);
       out += fmt::format("| `{}` | {} | {} |\n", name, value,

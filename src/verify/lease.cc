@@ -24,7 +24,8 @@ double background_allowance_ns(const LeaseAllowance& allowance, const LeaseFigur
     // idle <= share x (idle + reference), with the reference's own rounding
     // counted in its favour.
     double share = std::clamp(allowance.contested_share, 0.0, 0.99);
-    double reference = *figures.idle_reference_cpu_ns + rounding_ns(allowance.resolution_ns, figures.idle_readings);
+    double reference =
+        *figures.idle_reference_cpu_ns + rounding_ns(allowance.resolution_ns, figures.idle_readings);
     return base + share / (1 - share) * reference;
   }
   return base + allowance.wall_share * figures.idle_wall_ns;
@@ -52,7 +53,8 @@ bool LeaseWatch::mark(double now_ns, Deltas& deltas) {
   if (had_mark) {
     deltas.cpu = std::max(0.0, *cpu - *mark_cpu_);
     deltas.wall = std::max(0.0, now_ns - mark_ns_);
-    if (reference && mark_reference_cpu_) deltas.reference_cpu = std::max(0.0, *reference - *mark_reference_cpu_);
+    if (reference && mark_reference_cpu_)
+      deltas.reference_cpu = std::max(0.0, *reference - *mark_reference_cpu_);
   }
   mark_cpu_ = *cpu;
   mark_reference_cpu_ = reference;
@@ -64,8 +66,10 @@ void LeaseWatch::add_idle(const Deltas& deltas) {
   figures_.idle_cpu_ns += deltas.cpu;
   figures_.idle_wall_ns += deltas.wall;
   if (figures_.idle_reference_cpu_ns) {
-    if (deltas.reference_cpu) *figures_.idle_reference_cpu_ns += *deltas.reference_cpu;
-    else figures_.idle_reference_cpu_ns.reset();
+    if (deltas.reference_cpu)
+      *figures_.idle_reference_cpu_ns += *deltas.reference_cpu;
+    else
+      figures_.idle_reference_cpu_ns.reset();
   }
   ++figures_.idle_readings;
 }
@@ -88,15 +92,16 @@ std::optional<CheatFinding> LeaseWatch::after_reply(bool candidate, double now_n
   figures_.batch_cpu_ns += deltas.cpu;
   figures_.batch_wall_ns += deltas.wall;
   ++figures_.batches;
-  double allowed = allowance_.cores * figures_.batch_wall_ns * allowance_.cpu_share + allowance_.cpu_slack_ns +
-                   rounding_ns(allowance_.resolution_ns, figures_.batches);
+  double allowed = allowance_.cores * figures_.batch_wall_ns * allowance_.cpu_share +
+                   allowance_.cpu_slack_ns + rounding_ns(allowance_.resolution_ns, figures_.batches);
   if (figures_.batch_cpu_ns <= allowed) return std::nullopt;
   return CheatFinding{
       "runtime.lease", "runtime",
       fmt::format("the candidate's processes used {} of CPU time in {} timed batches that took {} of wall "
                   "time: {:.2f} cores busy on a lease of {} (allowed {})",
                   ms(figures_.batch_cpu_ns), figures_.batches, ms(figures_.batch_wall_ns),
-                  figures_.batch_cpu_ns / std::max(figures_.batch_wall_ns, 1.0), allowance_.cores, ms(allowed))};
+                  figures_.batch_cpu_ns / std::max(figures_.batch_wall_ns, 1.0), allowance_.cores,
+                  ms(allowed))};
 }
 
 std::optional<CheatFinding> LeaseWatch::finish(double now_ns) {
@@ -114,10 +119,11 @@ std::optional<CheatFinding> LeaseWatch::check_background() const {
   std::string against;
   if (figures_.idle_reference_cpu_ns) {
     double both = figures_.idle_cpu_ns + *figures_.idle_reference_cpu_ns;
-    against = fmt::format("; the reference's side used {} over the same windows, so the candidate took {:.0f} % "
-                          "of the CPU time both sides used (allowed {} + {:.0f} %)",
-                          ms(*figures_.idle_reference_cpu_ns), 100 * figures_.idle_cpu_ns / std::max(both, 1.0),
-                          ms(allowance_.background_ns), 100 * allowance_.contested_share);
+    against = fmt::format(
+        "; the reference's side used {} over the same windows, so the candidate took {:.0f} % "
+        "of the CPU time both sides used (allowed {} + {:.0f} %)",
+        ms(*figures_.idle_reference_cpu_ns), 100 * figures_.idle_cpu_ns / std::max(both, 1.0),
+        ms(allowance_.background_ns), 100 * allowance_.contested_share);
   }
   return CheatFinding{
       "runtime.background_work", "runtime",
@@ -136,8 +142,9 @@ std::string LeaseWatch::describe() const {
       "lease: candidate CPU {} in {} timed batches of {} wall ({:.2f} of {} cores); {} between its calls "
       "over {}{} (allowed {})",
       ms(figures_.batch_cpu_ns), figures_.batches, ms(figures_.batch_wall_ns),
-      figures_.batch_cpu_ns / std::max(figures_.batch_wall_ns, 1.0), allowance_.cores, ms(figures_.idle_cpu_ns),
-      ms(figures_.idle_wall_ns), reference, ms(background_allowance_ns(allowance_, figures_)));
+      figures_.batch_cpu_ns / std::max(figures_.batch_wall_ns, 1.0), allowance_.cores,
+      ms(figures_.idle_cpu_ns), ms(figures_.idle_wall_ns), reference,
+      ms(background_allowance_ns(allowance_, figures_)));
 }
 
 }  // namespace kgym::verify

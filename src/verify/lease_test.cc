@@ -104,7 +104,8 @@ TEST(LeaseWatch, ABurnerIsCaughtHoweverBusyTheMachine) {
   for (int i = 0; i < 200 && !finding; ++i) finding = contested_round(watch, cpu, reference, now, 2, 2);
   ASSERT_TRUE(finding);
   EXPECT_EQ(finding->rule, "runtime.background_work");
-  EXPECT_NE(finding->evidence.find("of the CPU time both sides used"), std::string::npos) << finding->evidence;
+  EXPECT_NE(finding->evidence.find("of the CPU time both sides used"), std::string::npos)
+      << finding->evidence;
   // Without the reference's reading the same burner hides in the load.
   FakeCpu cpu2;
   LeaseWatch by_wall({.cores = 1}, cpu2.reader());

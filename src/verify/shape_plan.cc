@@ -14,8 +14,9 @@ std::vector<ShapeSet> extra_shapes(const nlohmann::json& constants, const nlohma
                                    const nlohmann::json& size_keys) {
   auto is_size = [&](const std::string& name) {
     if (!size_keys.is_array()) return true;
-    return std::any_of(size_keys.begin(), size_keys.end(),
-                       [&](const nlohmann::json& key) { return key.is_string() && key.get<std::string>() == name; });
+    return std::any_of(size_keys.begin(), size_keys.end(), [&](const nlohmann::json& key) {
+      return key.is_string() && key.get<std::string>() == name;
+    });
   };
   std::vector<ShapeSet> shapes;
   if (declared.is_array()) {

@@ -52,8 +52,8 @@ constexpr double kTracedBatchShare = 1.0;
 constexpr double kMakingShare = 0.3;
 
 constexpr std::size_t kSides = 4;
-constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate,
-                                                     Role::kTwin, Role::kCandidateTwin};
+constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate, Role::kTwin,
+                                                Role::kCandidateTwin};
 std::size_t index_of(Role side) { return static_cast<std::size_t>(side); }
 // The reference and the candidate get one sequence of input sets, the twins
 // another: the candidate's twin shares the candidate's directory, and must
@@ -98,8 +98,8 @@ class TimingSession {
         load_(load),
         // Which calls are checked and traced must not follow from anything
         // the candidate could know (the run seed is in the run's records).
-        rng_(inputs.check_seed ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32 |
-                                  std::random_device{}())) {}
+        rng_(inputs.check_seed ^
+             (static_cast<std::uint64_t>(std::random_device{}()) << 32 | std::random_device{}())) {}
 
   TimingOutcome run();
 
@@ -109,8 +109,8 @@ class TimingSession {
   // group g.
   std::optional<std::vector<InputSets>> make_sets(const std::vector<int>& sizes,
                                                   const std::vector<std::vector<std::uint64_t>>& given = {});
-  std::optional<Batch> batch(Role side, const InputSets& sets, const std::string& mask, int warmup,
-                             int calls, std::string_view what);
+  std::optional<Batch> batch(Role side, const InputSets& sets, const std::string& mask, int warmup, int calls,
+                             std::string_view what);
   std::string trace_mask(int warmup, int calls);
   bool warm_up(Role side, double& per_call_ns);
   bool check_traces(Role side, const Batch& b, std::string_view what);
@@ -121,8 +121,7 @@ class TimingSession {
   void account(int round, const std::array<std::optional<Batch>, kSides>& taken);
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
-    return geometric_mean_blocks(rounds_[index_of(Role::kReference)],
-                                 rounds_[index_of(Role::kTwin)]);
+    return geometric_mean_blocks(rounds_[index_of(Role::kReference)], rounds_[index_of(Role::kTwin)]);
   }
   Blocks both_candidates() const {
     return geometric_mean_blocks(rounds_[index_of(Role::kCandidate)],
@@ -196,7 +195,8 @@ std::string TimingSession::trace_mask(int warmup, int calls) {
 std::optional<Batch> TimingSession::batch(Role side, const InputSets& sets, const std::string& mask,
                                           int warmup, int calls, std::string_view what) {
   Message request;
-  request.header = {{"op", "time"}, {"calls", calls}, {"warmup", warmup}, {"cache_flush", timing_.cache_flush}};
+  request.header = {
+      {"op", "time"}, {"calls", calls}, {"warmup", warmup}, {"cache_flush", timing_.cache_flush}};
   request.payloads = {sets.blob, mask};
   auto sent = SteadyClock::now();
   auto reply = exchange_(side, request, what);
@@ -230,9 +230,9 @@ bool TimingSession::check_traces(Role side, const Batch& b, std::string_view wha
     ++traced_calls_;
     nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json::object())}};
     if (auto finding = runtime_finding(facts, nlohmann::json::object(), inputs_.backend)) {
-      finding->evidence = fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
-                                      side == Role::kCandidateTwin ? " (candidate twin)" : "",
-                                      finding->evidence);
+      finding->evidence =
+          fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
+                      side == Role::kCandidateTwin ? " (candidate twin)" : "", finding->evidence);
       fail(std::move(*finding));
       return false;
     }
@@ -275,10 +275,12 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
       return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
     }
     for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
-      TensorBytes b{ref_outputs[i].value("dtype", ""), ref_outputs[i].value("shape", std::vector<std::int64_t>{}),
+      TensorBytes b{ref_outputs[i].value("dtype", ""),
+                    ref_outputs[i].value("shape", std::vector<std::int64_t>{}),
                     reference.payloads[ref_payload++]};
       TensorBytes a{cand_outputs[i].value("dtype", ""),
-                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}), candidate.payloads[cand_payload++]};
+                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}),
+                    candidate.payloads[cand_payload++]};
       Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend));
       auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance, b));
       if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
@@ -304,8 +306,8 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
     if (!got[index_of(side)]) return false;
   }
   checked_calls_ += static_cast<int>(chosen.size());
-  for (auto [reference, candidate] : {std::pair{Role::kReference, Role::kCandidate},
-                                      std::pair{Role::kTwin, Role::kCandidateTwin}}) {
+  for (auto [reference, candidate] :
+       {std::pair{Role::kReference, Role::kCandidate}, std::pair{Role::kTwin, Role::kCandidateTwin}}) {
     // Compared one call at a time, so that the failure names the call.
     for (int position : chosen) {
       Message one_ref, one_cand;
@@ -326,10 +328,11 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
       if (auto problem = compare(one_ref, one_cand); !problem.empty()) {
         std::uint64_t seed = sets[index_of(candidate)]->seeds.at(static_cast<std::size_t>(warmup + position));
         bool twin = candidate == Role::kCandidateTwin;
-        note_(fmt::format("timed call {} of round {} differs{}: {}", position, round, twin ? " (candidate twin)" : "",
-                          problem));
-        outcome_.mismatch = fmt::format("output of timed call {} of round {}{} (input set seed {}) differs ({})",
-                                        position, round, twin ? " (candidate twin)" : "", seed, problem);
+        note_(fmt::format("timed call {} of round {} differs{}: {}", position, round,
+                          twin ? " (candidate twin)" : "", problem));
+        outcome_.mismatch =
+            fmt::format("output of timed call {} of round {}{} (input set seed {}) differs ({})", position,
+                        round, twin ? " (candidate twin)" : "", seed, problem);
         return false;
       }
     }
@@ -387,14 +390,16 @@ bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoPro
   // half the batches rather than more than half the timing's budget.
   double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
   double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
-  int batches = per_set_ns * (1 + kProbeCalls) * kProbeBatches > budget_ns / 2 ? kProbeBatches / 2 : kProbeBatches;
+  int batches =
+      per_set_ns * (1 + kProbeCalls) * kProbeBatches > budget_ns / 2 ? kProbeBatches / 2 : kProbeBatches;
   for (int batch_index = 0; batch_index < batches; ++batch_index) {
     // Position 0 is untimed; half of the others get the seen set.
     std::vector<int> positions(static_cast<std::size_t>(kProbeCalls));
     std::iota(positions.begin(), positions.end(), 1);
     std::shuffle(positions.begin(), positions.end(), rng_);
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(n), 0);
-    for (int k = 0; k < kProbeCalls / 2; ++k) seeds[static_cast<std::size_t>(positions[static_cast<std::size_t>(k)])] = seen_seed;
+    for (int k = 0; k < kProbeCalls / 2; ++k)
+      seeds[static_cast<std::size_t>(positions[static_cast<std::size_t>(k)])] = seen_seed;
     auto sets = make_sets({n}, {seeds});
     if (!sets) return false;
     std::string none(static_cast<std::size_t>(n), '\0');
@@ -404,17 +409,18 @@ bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoPro
       for (std::size_t k = 0; k < b->ns.size(); ++k) {
         bool was_seen = seeds[k + 1] == seen_seed;
         auto& into = side == Role::kReference ? (was_seen ? ref_seen : ref_unseen)
-                                                    : (was_seen ? cand_seen : cand_unseen);
+                                              : (was_seen ? cand_seen : cand_unseen);
         into.push_back(b->ns[k]);
       }
     }
   }
   probe = MemoProbe{low_quantile(cand_seen), low_quantile(cand_unseen), low_quantile(ref_seen),
                     low_quantile(ref_unseen)};
-  note_(fmt::format("memoization probe: candidate {:.4f} ms on a seen set, {:.4f} ms on unseen; reference "
-                    "{:.4f} / {:.4f} ms",
-                    probe.candidate_seen_ns / 1e6, probe.candidate_unseen_ns / 1e6, probe.reference_seen_ns / 1e6,
-                    probe.reference_unseen_ns / 1e6));
+  note_(
+      fmt::format("memoization probe: candidate {:.4f} ms on a seen set, {:.4f} ms on unseen; reference "
+                  "{:.4f} / {:.4f} ms",
+                  probe.candidate_seen_ns / 1e6, probe.candidate_unseen_ns / 1e6,
+                  probe.reference_seen_ns / 1e6, probe.reference_unseen_ns / 1e6));
   return true;
 }
 
@@ -521,7 +527,8 @@ TimingOutcome TimingSession::run() {
       stop_reason = "target_rse";
     } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
-    } else if (round + 1 >= 2 && elapsed_ns(start_) - std::min(make_ns_, kMakingShare * budget_ns) >= budget_ns) {
+    } else if (round + 1 >= 2 &&
+               elapsed_ns(start_) - std::min(make_ns_, kMakingShare * budget_ns) >= budget_ns) {
       stop_reason = "budget";
     }
     if (!stop_reason.empty()) break;
@@ -529,7 +536,8 @@ TimingOutcome TimingSession::run() {
   Performance perf = summarize(stop_reason);
   if (!probe_memoization(*last_seen, rewarm, perf)) return failed();
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
-  if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0))) fail(*found);
+  if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0)))
+    fail(*found);
   if (bandwidth_gbs_) {
     if (auto found = impossible_time_finding(median(candidate_).value_or(0), inputs_.output_bytes,
                                              *bandwidth_gbs_, llc_bytes_))
@@ -539,10 +547,11 @@ TimingOutcome TimingSession::run() {
                                  .make_s = make_ns_ / 1e9,
                                  .checked_calls = checked_calls_,
                                  .traced_calls = traced_calls_};
-  note_(fmt::format("timing integrity: {} input sets made in {:.3f} s, {} timed outputs checked, {} calls "
-                    "traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
-                    sets_made_, make_ns_ / 1e9, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
-                    clocks_[1].worker_ns / 1e6));
+  note_(
+      fmt::format("timing integrity: {} input sets made in {:.3f} s, {} timed outputs checked, {} calls "
+                  "traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
+                  sets_made_, make_ns_ / 1e9, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
+                  clocks_[1].worker_ns / 1e6));
   outcome_.performance = std::move(perf);
   return std::move(outcome_);
 }
@@ -559,8 +568,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   const auto& rounds = rounds_;
   auto of = [&rounds](Role side) -> const Blocks& { return rounds[index_of(side)]; };
   perf.noise_floor = paired_speedup_estimate(of(Role::kReference), of(Role::kTwin));
-  perf.candidate_noise_floor =
-      paired_speedup_estimate(of(Role::kCandidate), of(Role::kCandidateTwin));
+  perf.candidate_noise_floor = paired_speedup_estimate(of(Role::kCandidate), of(Role::kCandidateTwin));
   if (auto paired = paired_speedup_estimate(both_references(), both_candidates())) {
     perf.speedup = *paired;
     for (const auto& floor : {perf.noise_floor, perf.candidate_noise_floor}) {

@@ -18,10 +18,10 @@
 #include "core/config.h"
 #include "core/result.h"
 #include "util/cpu_stat.h"
-#include "worker/protocol.h"
 #include "verify/role.h"
 #include "verify/stats.h"
 #include "verify/timing_checks.h"
+#include "worker/protocol.h"
 
 namespace kgym::verify {
 
@@ -54,9 +54,9 @@ struct TimingCounts {
 struct TimingOutcome {
   std::optional<Performance> performance;  // set when timing finished
   TimingCounts counts;
-  std::string mismatch;                    // set when a timed call's output differs
-  std::optional<CheatFinding> cheat;       // a runtime finding of the timing (clock, op trace, memoization)
-  bool call_failed = false;                // the exchange failed; it holds the reason
+  std::string mismatch;               // set when a timed call's output differs
+  std::optional<CheatFinding> cheat;  // a runtime finding of the timing (clock, op trace, memoization)
+  bool call_failed = false;           // the exchange failed; it holds the reason
 };
 
 // How the timing phase tells whether other processes shared its cores: the

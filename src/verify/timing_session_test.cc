@@ -3,8 +3,8 @@
 // machine's load from the cores' counters and the workers' CPU reports.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <set>
@@ -58,7 +58,7 @@ Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns
     core->workers_s += cpu_per_call_ns * calls / 1e9;
     double ns = side == Role::kTwin            ? kCallNs * twin_factor
                 : side == Role::kCandidateTwin ? kCallNs * candidate_twin_factor
-                                                    : kCallNs;
+                                               : kCallNs;
     reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), ns)},
                     {"cpu_ns", cpu_per_call_ns * calls}};
     return reply;
@@ -124,8 +124,8 @@ TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
   // The workers use several threads: 8 ms of CPU per 1 ms call.
   auto core = std::make_shared<FakeCore>();
   auto outcome = run_timing(
-      short_timing(), TimingInputs{}, scripted_workers(core, 8 * kCallNs),
-      [](const std::string&) {}, scripted_cores(core));
+      short_timing(), TimingInputs{}, scripted_workers(core, 8 * kCallNs), [](const std::string&) {},
+      scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   ASSERT_TRUE(outcome.performance->foreign_cpu_share);
   EXPECT_NEAR(*outcome.performance->foreign_cpu_share, 0.0, 0.01);
@@ -137,8 +137,7 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   CoreLoadProbe probe;
   probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
   auto outcome = run_timing(
-      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs),
-      [](const std::string&) {}, probe);
+      short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {}, probe);
   ASSERT_TRUE(outcome.performance) << outcome.mismatch << (outcome.cheat ? outcome.cheat->evidence : "");
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
   EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
@@ -177,17 +176,19 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
     }
     return answer(side, request, what);
   };
-  auto outcome =
-      run_timing(short_timing(), TimingInputs{.set_seeds = 99}, recording, [](const std::string&) {},
-                 scripted_cores(core));
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.set_seeds = 99}, recording, [](const std::string&) {},
+      scripted_cores(core));
   ASSERT_TRUE(outcome.performance) << outcome.mismatch;
   EXPECT_FALSE(outcome.cheat);
   EXPECT_TRUE(*masks_ok);  // at most one traced call per batch
   EXPECT_GT(*traced, 0);
   EXPECT_EQ(*rewarmed, *timed);
   using enum Role;
-  auto in = [&](Role side) { return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
-                                                                 (*seen)[static_cast<std::size_t>(side)].end()); };
+  auto in = [&](Role side) {
+    return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
+                                   (*seen)[static_cast<std::size_t>(side)].end());
+  };
   // No worker sees a set twice outside the probe.
   for (Role side : {kReference, kCandidate, kTwin, kCandidateTwin})
     EXPECT_EQ(in(side).size(), (*seen)[static_cast<std::size_t>(side)].size());
@@ -199,7 +200,7 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   ASSERT_GE(order->size(), 8u);
   EXPECT_EQ(std::vector<Role>(order->begin(), order->begin() + 8),
             (std::vector<Role>{kReference, kCandidate, kTwin, kCandidateTwin, kCandidateTwin, kTwin,
-                                    kCandidate, kReference}));
+                               kCandidate, kReference}));
 }
 
 TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
@@ -210,12 +211,13 @@ TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
     if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate && what == "timing") {
       const std::string& mask = request.payloads.at(1);
       if (auto position = mask.find('\1'); position != std::string::npos)
-        reply->header["traced"] = {{{"position", static_cast<int>(position)}, {"op_trace", {{"aten.relu", 1}}}}};
+        reply->header["traced"] = {
+            {{"position", static_cast<int>(position)}, {"op_trace", {{"aten.relu", 1}}}}};
     }
     return reply;
   };
-  auto outcome = run_timing(short_timing(), TimingInputs{}, library_in_timing, [](const std::string&) {},
-                            scripted_cores(core));
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{}, library_in_timing, [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.cheat);
   EXPECT_EQ(outcome.cheat->rule, "runtime.op_trace");
   EXPECT_NE(outcome.cheat->evidence.find("aten.relu"), std::string::npos);
@@ -236,8 +238,8 @@ TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSeed) {
     }
     return reply;
   };
-  auto outcome =
-      run_timing(short_timing(), TimingInputs{}, wrong, [](const std::string&) {}, scripted_cores(core));
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{}, wrong, [](const std::string&) {}, scripted_cores(core));
   EXPECT_FALSE(outcome.performance);
   EXPECT_NE(outcome.mismatch.find("input set seed"), std::string::npos) << outcome.mismatch;
   EXPECT_NE(outcome.mismatch.find("timed call"), std::string::npos);
@@ -258,7 +260,8 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
     }
     return reply;
   };
-  auto outcome = run_timing(short_timing(), TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.cheat);
   EXPECT_EQ(outcome.cheat->rule, "runtime.clock");
   EXPECT_NE(outcome.cheat->evidence.find("parent's clock"), std::string::npos);
@@ -267,7 +270,8 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
 TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
   ClockTotals reference{.outer_ns = 100e6, .worker_ns = 99e6, .inner_ns = 50e6, .calls = 100, .batches = 10};
   ClockTotals candidate = reference;
-  OverheadRounds honest{.excess_ns = {1'000, -2'000, 500}, .aa_ns = {1'000, 1'500}, .reference_ns = {100'000}};
+  OverheadRounds honest{
+      .excess_ns = {1'000, -2'000, 500}, .aa_ns = {1'000, 1'500}, .reference_ns = {100'000}};
   EXPECT_FALSE(clock_finding(reference, candidate, honest, 500'000));
   // 0.4 ms per call moved from inside the timer to outside it: the totals
   // agree, the time between calls does not.
@@ -301,8 +305,8 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
 // The scripted workers, but the candidate's probe calls take `seen_ns` on
 // a set it was handed before and `unseen_ns` on the others; `probes` counts
 // the probe batches the candidate ran.
-Exchange probed_candidate(std::shared_ptr<FakeCore> core, std::function<double(int probe_batch, bool seen)> ns,
-                          std::shared_ptr<int> probes) {
+Exchange probed_candidate(std::shared_ptr<FakeCore> core,
+                          std::function<double(int probe_batch, bool seen)> ns, std::shared_ptr<int> probes) {
   auto inner = scripted_workers(core, kCallNs);
   auto handed = std::make_shared<std::set<std::uint64_t>>();
   return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
@@ -327,7 +331,8 @@ TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
   auto probes = std::make_shared<int>(0);
   auto outcome = run_timing(
       short_timing(), TimingInputs{.set_seeds = 5},
-      probed_candidate(core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes),
+      probed_candidate(
+          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes),
       [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.cheat);
   EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
@@ -343,21 +348,26 @@ TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {
   std::vector<std::string> notes;
   auto outcome = run_timing(
       short_timing(), TimingInputs{.set_seeds = 5},
-      probed_candidate(core, [](int batch, bool seen) { return batch < 4 && !seen ? 3 * kCallNs : kCallNs; },
-                       probes),
+      probed_candidate(
+          core, [](int batch, bool seen) { return batch < 4 && !seen ? 3 * kCallNs : kCallNs; }, probes),
       [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   EXPECT_FALSE(outcome.cheat) << outcome.cheat->evidence;
   EXPECT_EQ(*probes, 8);
-  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
-                          [](const std::string& n) { return n.find("did not confirm") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("did not confirm") != std::string::npos;
+  }));
 }
 
 TEST(TimingChecks, MemoizationNeedsAMarkedGapBeyondTheNoiseFloors) {
-  MemoProbe honest{.candidate_seen_ns = 1e6, .candidate_unseen_ns = 1.1e6, .reference_seen_ns = 1e6,
+  MemoProbe honest{.candidate_seen_ns = 1e6,
+                   .candidate_unseen_ns = 1.1e6,
+                   .reference_seen_ns = 1e6,
                    .reference_unseen_ns = 1e6};
   EXPECT_FALSE(memoization_finding(honest, std::nullopt, std::nullopt));
-  MemoProbe memo{.candidate_seen_ns = 0.05e6, .candidate_unseen_ns = 1e6, .reference_seen_ns = 1e6,
+  MemoProbe memo{.candidate_seen_ns = 0.05e6,
+                 .candidate_unseen_ns = 1e6,
+                 .reference_seen_ns = 1e6,
                  .reference_unseen_ns = 1e6};
   auto found = memoization_finding(memo, std::nullopt, std::nullopt);
   ASSERT_TRUE(found);

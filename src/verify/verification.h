@@ -16,11 +16,11 @@
 
 #include "util/cgroup.h"
 #include "verify/lease.h"
-#include "worker/candidate_sandbox.h"
 #include "verify/role.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
 #include "verify/verifier.h"
+#include "worker/candidate_sandbox.h"
 #include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
@@ -138,10 +138,10 @@ class Verification {
   // The request's overrides, and the sizes the reference solved when the
   // request asked it to (req_.solve_sizes): what every load uses.
   std::map<std::string, long long> overrides_;
-  nlohmann::json constants_;                // the reference's size constants (load reply)
-  nlohmann::json declared_cases_;           // the problem's CASES
-  nlohmann::json size_keys_;                // its size constants' names (null: unknown)
-  std::vector<int> reference_cores_;        // the cores the reference worker is pinned to (its hello)
+  nlohmann::json constants_;          // the reference's size constants (load reply)
+  nlohmann::json declared_cases_;     // the problem's CASES
+  nlohmann::json size_keys_;          // its size constants' names (null: unknown)
+  std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
   CandidateBox box_;              // the cold candidate's box

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "verify/shape_plan.h"
 #include "core/backend.h"
+#include "verify/shape_plan.h"
 #include "verify/verification.h"
 
 namespace kgym::verify::detail {
@@ -266,7 +266,8 @@ std::expected<void, Failure> Verification::check_reference_consistency(const std
 }
 
 std::expected<void, Failure> Verification::check_extra_shapes() {
-  auto shapes = extra_shapes(constants_, declared_cases_, overrides_, derive_seed(req_.run_seed, 3000), size_keys_);
+  auto shapes =
+      extra_shapes(constants_, declared_cases_, overrides_, derive_seed(req_.run_seed, 3000), size_keys_);
   if (shapes.empty()) return {};
   for (const ShapeSet& shape : shapes) {
     std::string label = fmt::format("{}: {}", shape.origin, overrides_string(shape.overrides));

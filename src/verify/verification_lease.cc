@@ -22,9 +22,10 @@ void Verification::ensure_lease_groups() {
   lease_groups_tried_ = true;
   auto mounts = util::usable_cgroup_mounts();
   if (!mounts) {
-    note(fmt::format("lease: no cgroup ({}); the cores are held by affinity, and checked by CPU time, "
-                     "affinity and thread counts",
-                     mounts.error()));
+    note(
+        fmt::format("lease: no cgroup ({}); the cores are held by affinity, and checked by CPU time, "
+                    "affinity and thread counts",
+                    mounts.error()));
     return;
   }
   auto reference = util::CpuCgroup::create(*mounts, "verify-reference", req_.device);
@@ -41,7 +42,8 @@ void Verification::ensure_lease_groups() {
 }
 
 std::vector<std::string> Verification::entering_lease(Role role, std::vector<std::string> argv) const {
-  const auto& group = is_candidate(role) && !req_.candidate_is_reference ? candidate_group_ : reference_group_;
+  const auto& group =
+      is_candidate(role) && !req_.candidate_is_reference ? candidate_group_ : reference_group_;
   return group ? group->entering(argv) : argv;
 }
 
@@ -87,12 +89,15 @@ std::optional<LeaseWatch> Verification::make_lease_watch() {
       if (!usage.empty())
         return SideReader{usage_reader(usage), fmt::format("the warm {} zygote's cpuacct cgroup", side)};
       if (zygote > 0)
-        return tree_reader({static_cast<pid_t>(zygote)}, fmt::format("the {} zygote's process tree in /proc", side));
+        return tree_reader({static_cast<pid_t>(zygote)},
+                           fmt::format("the {} zygote's process tree in /proc", side));
       return std::nullopt;
     }
     if (first->warm() || twin->warm()) return std::nullopt;
-    if (group) return SideReader{usage_reader(group->usage_file()), fmt::format("the {}'s cpuacct cgroup", side)};
-    return tree_reader({first->pid(), twin->pid()}, fmt::format("the {} workers' process trees in /proc", side));
+    if (group)
+      return SideReader{usage_reader(group->usage_file()), fmt::format("the {}'s cpuacct cgroup", side)};
+    return tree_reader({first->pid(), twin->pid()},
+                       fmt::format("the {} workers' process trees in /proc", side));
   };
   auto candidate = reader_of(true);
   if (!candidate) {
@@ -101,11 +106,14 @@ std::optional<LeaseWatch> Verification::make_lease_watch() {
   }
   auto reference = reader_of(false);
   LeaseAllowance allowance{.cores = core_count(req_.device)};
-  if (candidate->ticks || (reference && reference->ticks)) allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();
+  if (candidate->ticks || (reference && reference->ticks))
+    allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();
   note(fmt::format("lease: {} core(s); the candidate's CPU time from {}, the reference's {}", allowance.cores,
                    candidate->source,
-                   reference ? "from " + reference->source : std::string("not read (work between calls is judged by wall time)")));
-  return LeaseWatch(allowance, std::move(candidate->read), reference ? std::move(reference->read) : CpuReader{});
+                   reference ? "from " + reference->source
+                             : std::string("not read (work between calls is judged by wall time)")));
+  return LeaseWatch(allowance, std::move(candidate->read),
+                    reference ? std::move(reference->read) : CpuReader{});
 }
 
 }  // namespace kgym::verify::detail

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "util/fs.h"
 #include "core/backend.h"
-#include "worker/candidate_sandbox.h"
+#include "util/fs.h"
 #include "verify/verification.h"
+#include "worker/candidate_sandbox.h"
 #include "worker/python_env.h"
 #include "worker/worker_process.h"
 

@@ -12,15 +12,15 @@
 
 #include "util/fs.h"
 #include "util/seed_mix.h"
-#include "worker/candidate_sandbox.h"
 #include "verify/candidate_sources.h"
-#include "worker/probe.h"
 #include "verify/runtime_checks.h"
 #include "verify/static_gate.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 #include "verify/timing_session.h"
 #include "verify/verification.h"
+#include "worker/candidate_sandbox.h"
+#include "worker/probe.h"
 #include "worker/worker_process.h"
 #include "worker/worker_startup.h"
 
@@ -186,10 +186,11 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       // SIGKILL that kgym did not send: the kernel's out-of-memory killer.
       if (exit && exit->signaled && exit->code == SIGKILL) {
         std::string sizes = result_.problem ? "The problem ran at " + describe_sizes(*result_.problem) : "";
-        std::string reason = fmt::format(
-            "{} while {}", memory_reason(fmt::format("the {} worker", side), *exit,
-                                         is_candidate(role) ? req_.sandbox.address_space_mb : 0, sizes),
-            what);
+        std::string reason =
+            fmt::format("{} while {}",
+                        memory_reason(fmt::format("the {} worker", side), *exit,
+                                      is_candidate(role) ? req_.sandbox.address_space_mb : 0, sizes),
+                        what);
         return {is_candidate(role) ? Verdict::kCrash : Verdict::kReferenceError, reason};
       }
       if (!is_candidate(role)) {
@@ -259,7 +260,8 @@ std::expected<void, Failure> Verification::measure_performance() {
   // fails the request, which ends the timing.
   auto lease = make_lease_watch();
   auto lease_now = [] {
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   };
   Exchange exchange = [&](Role role, const Message& request,
                           std::string_view what) -> std::optional<Message> {
@@ -300,7 +302,8 @@ std::expected<void, Failure> Verification::measure_performance() {
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
   if (result_.runtime) {
-    for (const char* check : {"fresh_timing_inputs", "timed_outputs", "timed_op_trace", "clock", "memoization"})
+    for (const char* check :
+         {"fresh_timing_inputs", "timed_outputs", "timed_op_trace", "clock", "memoization"})
       result_.runtime->checks.push_back(check);
   }
   if (outcome.cheat) return std::unexpected(runtime_cheat(std::move(*outcome.cheat), "timing"));

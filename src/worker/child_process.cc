@@ -41,8 +41,8 @@ std::string ChildExit::describe() const {
 
 bool died_of_memory(const ChildExit& exit, std::string_view output) {
   if (exit.signaled && exit.code == SIGKILL) return true;
-  for (std::string_view sign : {"MemoryError", "std::bad_alloc", "can't allocate memory", "Cannot allocate memory",
-                                "not enough memory", "out of memory"}) {
+  for (std::string_view sign : {"MemoryError", "std::bad_alloc", "can't allocate memory",
+                                "Cannot allocate memory", "not enough memory", "out of memory"}) {
     if (output.find(sign) != std::string_view::npos) return true;
   }
   return false;
@@ -53,7 +53,9 @@ std::string memory_reason(std::string_view who, const ChildExit& exit, long long
   std::string how = exit.signaled && exit.code == SIGKILL
                         ? "killed by SIGKILL, which the kernel's out-of-memory killer sends"
                         : fmt::format("an allocation failed ({})", exit.describe());
-  if (address_space_mb > 0) how += fmt::format("; its address space is limited to {} MB (sandbox.address_space_mb)", address_space_mb);
+  if (address_space_mb > 0)
+    how +=
+        fmt::format("; its address space is limited to {} MB (sandbox.address_space_mb)", address_space_mb);
   if (exit.peak_rss_mb) how += fmt::format("; peak resident memory {:.0f} MB", *exit.peak_rss_mb);
   std::string tensors = context.empty() ? "" : fmt::format(" {}.", context);
   return fmt::format(

@@ -10,7 +10,8 @@ namespace {
 
 TEST(MemoryDeath, SigkillOrAnAllocationFailureSpeakOfMemory) {
   EXPECT_TRUE(died_of_memory({.signaled = true, .code = SIGKILL}, ""));
-  EXPECT_TRUE(died_of_memory({.code = 1}, "RuntimeError: DefaultCPUAllocator: can't allocate memory: you tried"));
+  EXPECT_TRUE(
+      died_of_memory({.code = 1}, "RuntimeError: DefaultCPUAllocator: can't allocate memory: you tried"));
   EXPECT_TRUE(died_of_memory({.code = 1}, "MemoryError"));
   EXPECT_FALSE(died_of_memory({.signaled = true, .code = SIGSEGV}, "Segmentation fault"));
   EXPECT_FALSE(died_of_memory({.code = 1}, "ValueError: bad shape"));

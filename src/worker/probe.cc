@@ -41,7 +41,7 @@ std::vector<std::string> probe_command(const ProbeRequest& req, const std::files
 std::vector<std::string> problem_arguments(std::string_view op, const std::filesystem::path& problem,
                                            unsigned long long seed, int threads,
                                            const std::map<std::string, long long>& overrides) {
-  std::vector<std::string> argv = {std::string(op), "--problem", problem.string(), "--seed",
+  std::vector<std::string> argv = {std::string(op),      "--problem", problem.string(),       "--seed",
                                    std::to_string(seed), "--threads", std::to_string(threads)};
   for (const auto& [name, value] : overrides) {
     argv.push_back("--override");

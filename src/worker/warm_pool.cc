@@ -93,7 +93,8 @@ std::vector<std::string> WarmPool::entering_lease(std::size_t device, bool candi
     std::string cores = device < options_.devices.size() ? options_.devices[device] : "all";
     auto mounts = util::usable_cgroup_mounts();
     std::expected<util::CpuCgroup, std::string> made = std::unexpected(mounts ? "" : mounts.error());
-    if (mounts) made = util::CpuCgroup::create(*mounts, fmt::format("warm{}-{}", device, role_of(candidate)), cores);
+    if (mounts)
+      made = util::CpuCgroup::create(*mounts, fmt::format("warm{}-{}", device, role_of(candidate)), cores);
     if (!made) {
       notes.push_back(fmt::format("lease: the warm {} worker parent runs without a cgroup ({})",
                                   role_of(candidate), made.error()));

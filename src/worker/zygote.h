@@ -43,7 +43,6 @@ struct WarmEndpoints {
   int reference_zygote_pid = 0;
 };
 
-
 class Zygote {
  public:
   // Binds `socket_path` (replacing a stale socket there), then starts `argv`
