@@ -77,8 +77,55 @@ def parse_overrides(items):
     return overrides
 
 
-def load_problem(path, overrides):
-    """Imports the problem file as a fresh module with overrides applied."""
+PRECISIONS = ("float32", "float16", "bfloat16")
+
+
+def at_precision(value, dtype):
+    """`value` with its floating tensors (in lists, tuples and dicts too)
+    cast to `dtype`; integer and bool tensors stay as they are."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(at_precision(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: at_precision(v, dtype) for k, v in value.items()}
+    return value
+
+
+def apply_precision(module, precision):
+    """problem.precision: the problem's floating inputs and its Model's
+    floating parameters and buffers in `precision` (docs/config.md)."""
+    if not precision or precision == "as_written":
+        return module
+    import torch
+
+    if precision not in PRECISIONS:
+        raise WorkerError("usage", f"unknown precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+    dtype = getattr(torch, precision)
+    written_inputs, written_model = module.get_inputs, module.Model
+
+    def get_inputs():
+        return at_precision(list(written_inputs()), dtype)
+
+    written_init = written_model.__init__
+
+    # The class itself is patched, not replaced: problem files call
+    # `super(Model, self).__init__()`, which must still find the original.
+    def __init__(self, *args, **kwargs):
+        written_init(self, *args, **kwargs)
+        self.to(dtype)  # floating parameters and buffers only
+
+    written_model.__init__ = __init__
+    module.get_inputs = get_inputs
+    module.kgym_precision = precision
+    return module
+
+
+def load_problem(path, overrides, precision=None):
+    """Imports the problem file as a fresh module with overrides applied, at
+    `precision` (None or "as_written": as the file says)."""
     try:
         with open(path, "r", encoding="utf-8") as f:
             source = f.read()
@@ -96,7 +143,7 @@ def load_problem(path, overrides):
     missing = [name for name in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, name)]
     if missing:
         raise WorkerError("reference", f"problem {path} defines no {', '.join(missing)}")
-    return module
+    return apply_precision(module, precision)
 
 
 def module_constants(module):
@@ -346,8 +393,10 @@ class ReferenceSide(Side):
             overrides, sizes = solved_overrides(argparse.Namespace(
                 problem=header["problem"], override=[f"{k}={v}" for k, v in overrides.items()],
                 size_max_bytes=int(header["size"]["max_bytes"]),
-                size_max_forward_ms=float(header["size"]["max_forward_ms"]), seed=int(header["seed"])))
-        self.problem = load_problem(header["problem"], overrides)
+                size_max_forward_ms=float(header["size"]["max_forward_ms"]), seed=int(header["seed"]),
+                precision=header.get("precision")))
+        precision = header.get("precision")
+        self.problem = load_problem(header["problem"], overrides, precision)
         try:
             torch.manual_seed(int(header["seed"]))
             init_inputs = list(self.problem.get_init_inputs())
@@ -356,7 +405,8 @@ class ReferenceSide(Side):
         except Exception as exc:
             raise WorkerError("reference", f"building Model failed: {exception_line(exc)}", traceback_tail(exc))
         self.model = self.backend.module_to_device(model)
-        state = {"init_inputs": init_inputs, "state_dict": model.state_dict(), "seed": int(header["seed"])}
+        state = {"init_inputs": init_inputs, "state_dict": model.state_dict(), "seed": int(header["seed"]),
+                 "precision": precision}
         with open(header["state_out"], "wb") as f:
             f.write(save_to_bytes(state))
         return {
@@ -451,6 +501,8 @@ class CandidateSide(Side):
         try:
             torch.manual_seed(int(state["seed"]))
             model = self.module.ModelNew(*state["init_inputs"])
+            if state.get("precision") and state["precision"] != "as_written":
+                model.to(getattr(torch, state["precision"]))  # as the reference's Model
         except Exception as exc:
             raise WorkerError("exception", f"ModelNew(...) failed: {exception_line(exc)}", traceback_tail(exc))
         reference = state["state_dict"]
@@ -578,7 +630,8 @@ def solved_overrides(args):
         with open(args.problem, "r", encoding="utf-8") as f:
             source = f.read()
         solved = kgym_worker_size.solve_sizes(
-            source, lambda o: load_problem(args.problem, o), overrides, args.size_max_bytes,
+            source, lambda o: load_problem(args.problem, o, getattr(args, "precision", None)), overrides,
+            args.size_max_bytes,
             args.size_max_forward_ms, args.seed, log)
     except WorkerError:
         raise
@@ -598,7 +651,7 @@ def probe(args):
     try:
         BACKENDS["cpu"](args.threads, None)
         overrides, sizes = solved_overrides(args)
-        problem = load_problem(args.problem, overrides)
+        problem = load_problem(args.problem, overrides, args.precision)
         torch.manual_seed(args.seed)
         init_inputs = list(problem.get_init_inputs())
         model = problem.Model(*init_inputs)
@@ -645,7 +698,7 @@ def lint(args):
     try:
         BACKENDS["cpu"](args.threads, None)
         overrides, sizes = solved_overrides(args)
-        problem = load_problem(args.problem, overrides)
+        problem = load_problem(args.problem, overrides, args.precision)
         findings, forward_ms, peak_mb = lint_problem(problem, args.seed, (args.atol, args.rtol))
         document = {"findings": findings, "forward_ms": forward_ms, "peak_rss_mb": peak_mb,
                     "torch_version": torch.__version__}
@@ -674,6 +727,7 @@ def main(argv):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
     p.add_argument("--size-max-bytes", type=int, default=0)
+    p.add_argument("--precision", default=None)
     p.add_argument("--size-max-forward-ms", type=float, default=0.0)
     lint_parser = sub.add_parser("lint")
     lint_parser.add_argument("--problem", required=True)
@@ -684,6 +738,7 @@ def main(argv):
     lint_parser.add_argument("--rtol", type=float, default=1e-3)
     lint_parser.add_argument("--out", required=True)
     lint_parser.add_argument("--size-max-bytes", type=int, default=0)
+    lint_parser.add_argument("--precision", default=None)
     lint_parser.add_argument("--size-max-forward-ms", type=float, default=0.0)
     s = sub.add_parser("serve")
     s.add_argument("--role", choices=["reference", "candidate"], required=True)

@@ -71,6 +71,10 @@ def missing_note(exc):
 
         return (f" [this torch ({torch.__version__}) lacks it: the problem needs a newer torch; point "
                 f"verifier.python (--python) at an interpreter with one]")
+    for dtype, name in (("'Half'", "float16"), ("'BFloat16'", "bfloat16")):
+        if "not implemented for " + dtype in text:
+            return (f" [this torch has no kernel for that op in {name} on this device: choose another "
+                    f"problem.precision (--precision)]")
     if isinstance(exc, ModuleNotFoundError):
         return f" [the problem needs the module '{exc.name}', which this interpreter does not have]"
     return ""

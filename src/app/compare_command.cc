@@ -7,10 +7,13 @@
 #include <optional>
 #include <system_error>
 
-#include <fmt/format.h>
+#include <set>
 
-#include "core/case_paths.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "app/command.h"
+#include "core/case_paths.h"
 #include "monitor/terminal.h"
 #include "report/compare.h"
 #include "report/load_results.h"
@@ -26,8 +29,13 @@ struct CompareArgs {
   bool all_cases = false;
 };
 
+struct LoadedRun {
+  report::Summary summary;
+  std::set<std::string> precisions;  // problem.precision of its results
+};
+
 // The summary of one run, or nullopt after telling the user why not.
-std::optional<report::Summary> load_run(const std::string& dir) {
+std::optional<LoadedRun> load_run(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(CasePaths::cases_dir(dir), ec)) {
     fmt::print(stderr,
@@ -41,18 +49,33 @@ std::optional<report::Summary> load_run(const std::string& dir) {
     fmt::print(stderr, "kgym compare: skipped {}: {}\n", e.path.string(), e.message);
   }
   report::RecoveredRunInfo recovered = report::recover_run_info(dir, loaded);
-  return report::summarize(loaded.results, recovered.info.selected_case_ids);
+  LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}};
+  for (const CaseResult& r : loaded.results) run.precisions.insert(r.precision);
+  return run;
+}
+
+// "" when both runs ran at one precision; else the sentence that says the
+// speedups compare different workloads.
+std::string precision_warning(const LoadedRun& a, const LoadedRun& b) {
+  if (a.precisions == b.precisions && a.precisions.size() <= 1) return "";
+  return fmt::format(
+      "warning: the runs ran at different precisions ({}: {}; {}: {}): their speedups time different "
+      "workloads and are not comparable; compare runs of one problem.precision",
+      "A", fmt::join(a.precisions, ", "), "B", fmt::join(b.precisions, ", "));
 }
 
 int run_compare_command(const CompareArgs& args) {
   auto a = load_run(args.run_a);
   auto b = load_run(args.run_b);
   if (!a || !b) return kExitUsage;
-  report::Comparison comparison = report::compare_runs(*a, *b);
+  report::Comparison comparison = report::compare_runs(a->summary, b->summary);
+  std::string warning = precision_warning(*a, *b);
+  if (!warning.empty()) fmt::print("{}\n\n", warning);
   int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
   fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
   if (!args.markdown_file.empty()) {
     std::string md = report::comparison_markdown(comparison, args.run_a, args.run_b, args.all_cases);
+    if (!warning.empty()) md = "> **" + warning + "**\n\n" + md;
     if (auto ok = util::write_file_atomic(args.markdown_file, md); !ok) {
       fmt::print(stderr, "kgym compare: --md {}: {}\n", args.markdown_file, ok.error());
       return kExitUsage;

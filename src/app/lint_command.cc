@@ -29,7 +29,8 @@ struct LintOptions {
   std::string bench_dir;
   std::string level = "level1";
   std::string selector;
-  std::string size;  // --size: problem.size
+  std::string size;       // --size: problem.size
+  std::string precision;  // --precision: problem.precision
   unsigned long long seed = 0;
 };
 
@@ -43,6 +44,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
   if (!options.config_file.empty()) source.file = options.config_file;
   source.sets = options.sets;
   if (!options.size.empty()) source.sets.push_back("problem.size=" + options.size);
+  if (!options.precision.empty()) source.sets.push_back("problem.precision=" + options.precision);
   source.overrides = options.overrides;
   auto config = load_config(source);
   if (!config) return usage_error(config.error().message);
@@ -70,7 +72,8 @@ int run_lint(const LintOptions& options, bool from_flags) {
                             .tolerance = tolerance,
                             .seed = options.seed,
                             .threads = config->verifier.threads > 0 ? config->verifier.threads : 1,
-                            .address_space_mb = config->sandbox.address_space_mb};
+                            .address_space_mb = config->sandbox.address_space_mb,
+                            .precision = config->precision};
     if (sizes_automatically(config->size, backend_named(config->verifier.backend))) req.size = config->size;
     auto report = verify::lint_problem(req);
     if (!report) {
@@ -115,6 +118,8 @@ Command add_lint_command(CLI::App& root) {
   app->add_option(
       "--size", options->size,
       "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option("--precision", options->precision,
+                  "cast the floating inputs and parameters: as_written, float32, float16 or bfloat16");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

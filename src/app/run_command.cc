@@ -50,6 +50,7 @@ Command add_run_command(CLI::App& root) {
     std::vector<std::string> sets;
     std::vector<std::string> overrides;
     std::string size;
+    std::string precision;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -70,6 +71,8 @@ Command add_run_command(CLI::App& root) {
       "--size", args->size,
       "Problem sizes, short for --set problem.size=VALUE: auto (the cpu default), as_written, or a "
       "budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option("--precision", args->precision,
+                  "Short for --set problem.precision=VALUE: as_written, float32, float16 or bfloat16");
 
   return {app, [args]() -> int {
             if (args->force && args->resume.empty()) {
@@ -90,6 +93,7 @@ Command add_run_command(CLI::App& root) {
             }
             source.sets.insert(source.sets.end(), args->sets.begin(), args->sets.end());
             if (!args->size.empty()) source.sets.push_back("problem.size=" + args->size);
+            if (!args->precision.empty()) source.sets.push_back("problem.precision=" + args->precision);
             source.overrides.insert(source.overrides.end(), args->overrides.begin(), args->overrides.end());
             auto config = load_config(source);
             if (!config) {

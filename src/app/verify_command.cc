@@ -26,6 +26,7 @@ struct VerifyOptions {
   std::string config_file;        // verifier.*, sandbox.*, problem.overrides from a run config
   std::vector<std::string> sets;  // --set KEY=VALUE on that config
   std::string size;               // --size: problem.size
+  std::string precision;          // --precision: problem.precision
   std::optional<std::string> backend;
   std::string python;
   std::string mode;
@@ -79,11 +80,12 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   // a config only the overrides are taken from it.
   bool with_config = !o.config_file.empty() || !o.sets.empty();
   ProblemSize size;
-  if (with_config || !o.overrides.empty() || !o.size.empty()) {
+  if (with_config || !o.overrides.empty() || !o.size.empty() || !o.precision.empty()) {
     ConfigSource source;
     if (!o.config_file.empty()) source.file = o.config_file;
     source.sets = o.sets;
     if (!o.size.empty()) source.sets.push_back("problem.size=" + o.size);
+    if (!o.precision.empty()) source.sets.push_back("problem.precision=" + o.precision);
     source.overrides = o.overrides;
     auto config = load_config(source);
     if (!config) return std::unexpected(config.error().message);
@@ -92,6 +94,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
       req.sandbox = config->sandbox;
     }
     req.overrides = config->overrides;
+    req.precision = config->precision;
     size = config->size;
   }
   if (o.backend) req.config.backend = *o.backend;
@@ -177,6 +180,8 @@ Command add_verify_command(CLI::App& root) {
   app->add_option(
       "--size", options->size,
       "problem sizes: auto (the cpu default), as_written, or a budget '{max_bytes: N, max_forward_ms: MS}'");
+  app->add_option("--precision", options->precision,
+                  "cast the floating inputs and parameters: as_written, float32, float16 or bfloat16");
   app->add_option("--override", options->overrides, "set a problem constant, NAME=INTEGER (repeatable)");
   app->add_option("--json", options->json_out, "write the result record (result.json schema) to this file");
   app->add_option("--log", options->log_out, "copy the verification's log (verify.log) to this file");

@@ -34,7 +34,8 @@ constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "de
                                          "output",    "agent",   "verifier", "problem", "monitor",
                                          "workflow",  "sandbox", "samples"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
-constexpr std::string_view kProblemKeys[] = {"overrides", "size"};
+constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};
+constexpr std::string_view kPrecisions[] = {"as_written", "float32", "float16", "bfloat16"};
 constexpr std::string_view kSizeKeys[] = {"max_bytes", "max_forward_ms"};
 constexpr std::string_view kMonitorKeys[] = {"poll_sec"};
 constexpr std::string_view kPythonKeywords[] = {
@@ -155,6 +156,9 @@ void read_size(ConfigReader& reader, const Entry& at, Config& config) {
 void read_problem(ConfigReader& reader, const Entry& at, Config& config) {
   Mapping fields = reader.mapping(at, kProblemKeys);
   if (auto size = fields.get("size")) read_size(reader, *size, config);
+  if (auto precision = fields.get("precision")) {
+    if (auto value = reader.choice(*precision, kPrecisions)) config.precision = *value;
+  }
   std::optional<Entry> overrides_entry = fields.get("overrides");
   if (!overrides_entry) return;
   Mapping overrides = reader.mapping(*overrides_entry, {});

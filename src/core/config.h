@@ -137,6 +137,9 @@ struct Config {
   SandboxConfig sandbox;
   std::map<std::string, long long> overrides;  // problem.overrides
   ProblemSize size;                            // problem.size
+  // problem.precision: "as_written" or the dtype the problem's floating
+  // inputs and parameters are cast to ("float32", "float16", "bfloat16").
+  std::string precision = "as_written";
   std::chrono::milliseconds monitor_poll{1000};
 };
 

@@ -44,6 +44,7 @@ json config_record(const Config& c) {
       {"concurrency", c.concurrency},
       {"problem",
        {{"overrides", c.overrides},
+        {"precision", c.precision},
         {"size",
          {{"policy", c.size.kind == ProblemSize::Kind::kAuto        ? "auto"
                      : c.size.kind == ProblemSize::Kind::kAsWritten ? "as_written"

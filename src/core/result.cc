@@ -243,6 +243,7 @@ json to_json(const CaseResult& r) {
   if (r.samples) j["samples"] = samples_json(*r.samples);
   if (r.problem) j["problem"] = {{"sizes", to_json(*r.problem)}};
   if (r.baseline) j["baseline"] = true;
+  j["precision"] = r.precision;
   return j;
 }
 
@@ -365,6 +366,7 @@ CaseResult result_from_json(const json& j) {
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
   r.baseline = j.value("baseline", false);
+  r.precision = j.value("precision", "as_written");
   if (auto it = j.find("problem"); it != j.end() && it->is_object() && it->contains("sizes"))
     r.problem = problem_sizes_from_json(it->at("sizes"));
   return r;

@@ -219,6 +219,7 @@ struct CaseResult {
   // The candidate was the problem's own Model (agent.kind: reference, an
   // A/A run): the instrument's calibration, never a solve.
   bool baseline = false;
+  std::string precision = "as_written";  // problem.precision
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
 };

@@ -178,6 +178,7 @@ Step SampleFlow::launch_probe() {
     return fail(Verdict::kHarnessError, ok.error());
   verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
   if (sizes_automatically(config_.size, backend_named(config_.verifier.backend))) req.size = config_.size;
+  req.precision = config_.precision;
   util::ProcessSpec spec;
   spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());
   spec.cwd = paths.dir;
@@ -323,6 +324,7 @@ Step SampleFlow::launch_verification() {
   req.device = device_->name;
   req.run_seed = id_.seed;
   req.candidate_is_reference = agent_.baseline();
+  req.precision = config_.precision;
   req.sandbox = config_.sandbox;
   req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
   req.sandbox_hidden = options_.candidate_hidden;
@@ -375,6 +377,7 @@ Step SampleFlow::fail(Verdict verdict, std::string reason) {
   r.verdict = verdict;
   r.reason = last_line(reason);
   r.problem = sizes_;
+  r.precision = config_.precision;
   return finish(std::move(r));
 }
 

@@ -49,6 +49,14 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
     for (const auto& [name, value] : probe.constants) out += fmt::format("- `{} = {}`\n", name, value);
     out += "\nYour kernel must work for other sizes too: do not hard-code them.\n\n";
   }
+  if (config.precision != "as_written") {
+    out += fmt::format(
+        "## Precision\n\nThe problem runs in {0}: its floating inputs and `Model`'s floating parameters and "
+        "buffers\nare cast to {0} (integer and bool tensors are not), `ModelNew` is cast alike before it "
+        "loads\n"
+        "`Model`'s state, and outputs are compared with the {0} tolerance below.\n\n",
+        config.precision);
+  }
   if (probe.sizes && !probe.sizes->sizes.empty()) {
     out += "## Problem sizes\n\n";
     out +=

@@ -21,6 +21,7 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
     argv.insert(argv.end(), {"--size-max-bytes", std::to_string(req.size->max_bytes), "--size-max-forward-ms",
                              fmt::format("{}", req.size->max_forward_ms)});
   }
+  if (req.precision != "as_written") argv.insert(argv.end(), {"--precision", req.precision});
   // The sandbox's address-space limit: a problem too large for it fails
   // with an allocation error the worker reports, not the OOM killer's SIGKILL.
   if (req.address_space_mb > 0) {

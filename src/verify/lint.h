@@ -45,6 +45,7 @@ struct LintRequest {
   std::chrono::seconds timeout{300};
   std::optional<ProblemSize> size;  // set: solve the sizes for this budget first
   long long address_space_mb = 0;   // the worker's RLIMIT_AS (0: none), for a death's reason
+  std::string precision = "as_written";
 };
 
 // Runs the worker; an error only when the worker could not be run or gave

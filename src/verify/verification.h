@@ -57,6 +57,11 @@ class Verification {
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
   std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
+  // The reference's `load` request: `problem` at `overrides` and the
+  // request's precision, its state written to `state_out`.
+  nlohmann::json load_header(const std::filesystem::path& problem,
+                             const std::map<std::string, long long>& overrides,
+                             const std::filesystem::path& state_out) const;
   // The twins: a second reference worker and a second candidate worker,
   // started (warm or cold) and loaded like the first two when the timing
   // begins. The candidate twin shares the candidate's directory and box.

@@ -195,11 +195,7 @@ std::expected<void, Failure> Verification::reload(const std::map<std::string, lo
   auto state = state_dir_ / fmt::format("state_{}.pt", ++reloads_);
   state_file_ = state;
   Message load;
-  load.header = {{"op", "load"},
-                 {"problem", req_.problem.string()},
-                 {"overrides", overrides},
-                 {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", state.string()}};
+  load.header = load_header(req_.problem, overrides, state);
   auto loaded = call(Role::kReference, load, what, false);
   if (!loaded) return std::unexpected(loaded.error());
   Message build;

@@ -208,24 +208,26 @@ std::expected<void, Failure> Verification::start_workers() {
   return load_and_import(candidate_file);
 }
 
+nlohmann::json Verification::load_header(const fs::path& problem,
+                                         const std::map<std::string, long long>& overrides,
+                                         const fs::path& state_out) const {
+  return {{"op", "load"},
+          {"problem", problem.string()},
+          {"overrides", overrides},
+          {"seed", derive_seed(req_.run_seed, 0)},
+          {"precision", req_.precision},
+          {"state_out", state_out.string()}};
+}
+
 std::expected<void, Failure> Verification::load_and_import(const fs::path& candidate_file) {
   auto state = state_dir_ / "state.pt";
   state_file_ = state;
   Message load;
-  load.header = {{"op", "load"},
-                 {"problem", req_.problem.string()},
-                 {"overrides", overrides_},
-                 {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", state.string()}};
+  load.header = load_header(req_.problem, overrides_, state);
   Message import;
   import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_file).string() }};
   if (req_.candidate_is_reference) {
-    import.header = {{"op", "load"},
-                     {"problem", candidate_file.string()},
-                     {"overrides", overrides_},
-                     {"seed", derive_seed(req_.run_seed, 0)},
-                     { "state_out",
-                       (req_.scratch_dir / "candidate" / "state.pt").string() }};
+    import.header = load_header(candidate_file, overrides_, req_.scratch_dir / "candidate" / "state.pt");
   }
   if (req_.solve_sizes) {
     load.header["size"] = {{"max_bytes", req_.solve_sizes->max_bytes},
@@ -306,11 +308,7 @@ std::expected<void, Failure> Verification::start_twins() {
   // The reference's own load (seed, overrides), so the twin holds the same
   // model and weights; its state goes to its own dir.
   Message load;
-  load.header = {{"op", "load"},
-                 {"problem", req_.problem.string()},
-                 {"overrides", overrides_},
-                 {"seed", derive_seed(req_.run_seed, 0)},
-                 {"state_out", (twin_dir / "state.pt").string()}};
+  load.header = load_header(req_.problem, overrides_, twin_dir / "state.pt");
   Message import;
   import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_import_).string() }};
   if (req_.candidate_is_reference) {

@@ -325,6 +325,7 @@ CaseResult Verification::run() {
   result_.mode = req_.config.mode;
   result_.problem = req_.sizes;
   result_.baseline = req_.candidate_is_reference;
+  result_.precision = req_.precision;
   auto outcome = prepare();
   // Static checks on the copy that would run, before any worker starts.
   if (outcome && req_.static_checks && !req_.candidate_is_reference) {

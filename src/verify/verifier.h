@@ -33,8 +33,9 @@ struct VerifyRequest {
   // problem.size auto): the reference worker solves them for this budget as
   // it loads the problem, and every later load uses them.
   std::optional<ProblemSize> solve_sizes;
-  std::string device = "all";  // cpu: core list ("0-3", "all")
-  std::uint64_t run_seed = 0;  // trial seeds are derived from it
+  std::string precision = "as_written";  // problem.precision
+  std::string device = "all";            // cpu: core list ("0-3", "all")
+  std::uint64_t run_seed = 0;            // trial seeds are derived from it
   // The candidate worker's OS sandbox (worker/candidate_sandbox.h) and the
   // directories it must not see (the dataset, the runs).
   SandboxConfig sandbox;

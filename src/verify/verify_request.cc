@@ -117,6 +117,7 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"config", config_json(r.config)},
       {"overrides", r.overrides},
       {"candidate_is_reference", r.candidate_is_reference},
+      {"precision", r.precision},
       {"sizes", r.sizes ? to_json(*r.sizes) : json(nullptr)},
       {"solve_sizes", r.solve_sizes ? json{{"max_bytes", r.solve_sizes->max_bytes},
                                            {"max_forward_ms", r.solve_sizes->max_forward_ms}}
@@ -139,6 +140,7 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   if (auto it = j.find("config"); it != j.end()) r.config = config_from(*it);
   r.overrides = j.value("overrides", std::map<std::string, long long>{});
   r.candidate_is_reference = j.value("candidate_is_reference", false);
+  r.precision = j.value("precision", "as_written");
   if (auto it = j.find("sizes"); it != j.end() && it->is_object()) r.sizes = problem_sizes_from_json(*it);
   if (auto it = j.find("solve_sizes"); it != j.end() && it->is_object()) {
     r.solve_sizes = ProblemSize{.kind = ProblemSize::Kind::kAuto,

@@ -57,6 +57,7 @@ std::vector<std::string> probe_arguments(const ProbeRequest& req, const std::fil
     argv.insert(argv.end(), {"--size-max-bytes", std::to_string(req.size->max_bytes), "--size-max-forward-ms",
                              fmt::format("{}", req.size->max_forward_ms)});
   }
+  if (req.precision != "as_written") argv.insert(argv.end(), {"--precision", req.precision});
   argv.insert(argv.end(), {"--out", out_json.string()});
   return argv;
 }

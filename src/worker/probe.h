@@ -45,6 +45,7 @@ struct ProbeRequest {
   // Set: solve the problem's sizes for this budget first (`overrides` win),
   // then probe at them.
   std::optional<ProblemSize> size;
+  std::string precision = "as_written";  // problem.precision
 };
 
 // argv of a child process that probes the problem and writes the result to

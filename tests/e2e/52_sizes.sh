@@ -69,4 +69,21 @@ assert all(c.get("baseline") for c in s["cases"]), s["cases"]
 ' "$RUN/summary.json"
 check "summary.md names the baseline" grep -q "baseline (A/A): 2 cases, 2 pass" "$RUN/summary.md"
 check "report.html shows the sizes" grep -q 'class="sizes">sizes' "$RUN/report.html"
+
+# problem.precision: inputs and parameters cast, the candidate alike; an op
+# without a half kernel on the CPU is a reference_error naming it; compare
+# says when two runs' precisions differ.
+expect_exit 0 "a bfloat16 baseline run" "$KGYM" run --set bench_dir="$TMP/bench" --set cases=2 \
+  --set agent.kind=reference --set output.root_dir="$TMP/runs" --set output.run_name=bf16 \
+  --set verifier.mode=correctness --precision bfloat16
+check "result.json records the precision" grep -q '"precision": "bfloat16"' "$TMP/runs/bf16/cases/level1/2_ReLU/result.json"
+check "the inputs and outputs are bfloat16" grep -q "tensor | bfloat16 |" "$TMP/runs/bf16/cases/level1/2_ReLU/SPEC.md"
+check "SPEC.md says the precision" grep -q "^## Precision" "$TMP/runs/bf16/cases/level1/2_ReLU/SPEC.md"
+expect_exit 0 "compare across precisions" "$KGYM" compare "$TMP/runs/base" "$TMP/runs/bf16"
+expect_output "different precisions" "says the speedups are not comparable"
+printf 'import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n        super(Model, self).__init__()\n        self.lin = nn.Linear(16, 16)\n\n    def forward(self, x):\n        return self.lin(x)\n\ndef get_inputs():\n    return [torch.rand(8, 16)]\n\ndef get_init_inputs():\n    return []\n' >half.py
+expect_exit 1 "a Linear in float16 on the CPU" "$KGYM" verify --problem half.py --candidate half.py \
+  --candidate-is-reference --mode correctness --precision float16
+expect_output "^reference_error: .*not implemented for 'Half' \[this torch has no kernel for that op in float16" \
+  "names the op and the precision"
 finish
