@@ -273,8 +273,9 @@ class Side:
         self.channel = None
         # The outputs of the last `time` request's timed calls.
         self.kept = []
-        # The candidate's lease check around its timed calls (None for the
-        # trusted reference), made at its first timed batch.
+        # The lease check around the timed calls, made at the first timed
+        # batch: enforced for the candidate; the trusted reference runs it
+        # too so that both sides spend the same between calls.
         self.lease_check = None
         self.watch_lease = False
 
@@ -344,8 +345,8 @@ class Side:
         import torch
 
         model = self.model
-        if self.watch_lease and self.lease_check is None:
-            self.lease_check = LeaseCheck(torch)
+        if self.lease_check is None:
+            self.lease_check = LeaseCheck(torch, enforce=self.watch_lease)
         lease = self.lease_check
         self.kept = []
         try:
