@@ -30,6 +30,7 @@ from kgym_worker_common import (
 import kgym_worker_size
 from kgym_worker_devices import (
     BACKENDS,
+    InputPool,
     describe,
     dtype_name,
     flatten_outputs,
@@ -271,6 +272,7 @@ class Side:
         self.backend = BACKENDS[args.backend](args.threads, args.cores)
         self.model = None
         self.channel = None
+        self.pool = None  # the InputPool the timed calls derive their sets from
         # The outputs of the last `time` request's timed calls.
         self.kept = []
         # The lease check around the timed calls, made at the first timed
@@ -320,27 +322,36 @@ class Side:
         )
 
     def op_time(self, header, payloads):
-        """Runs `warmup` untimed then `calls` timed calls, call i on a fresh
-        copy of input set i of the relayed sets (payload 0, one set per
-        call: no call sees values an earlier one saw). Payload 1, when
-        present, holds one byte per call: nonzero runs that call under the
-        op trace, untimed. Every timed call's output is kept for `fetch`."""
+        """Runs `warmup` untimed then `calls` timed calls, call i on input set
+        `derive[i]` of the held pool (InputPool: a pool's set scaled by a
+        factor of its own, so no call sees values an earlier one saw).
+        Payload 0, when not empty, is a new pool to hold (the parent sends
+        a pool once); payload 1, when present, holds one byte per call:
+        nonzero runs that call under the op trace, untimed. Every timed
+        call's output is kept for `fetch`."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
         # CPU time of every thread of this process over the whole batch, so the
         # parent can tell its own workers' load from other processes'.
         cpu_start = time.process_time_ns()
         warmup, calls = int(header.get("warmup", 0)), int(header["calls"])
-        if not payloads:
+        pool_id, derive = header.get("pool"), header.get("derive")
+        if not payloads or pool_id is None or not isinstance(derive, list):
             raise WorkerError("protocol", "time without its input sets")
-        sets = self.backend.to_device(load_from(payloads[0]))
-        if not isinstance(sets, list) or len(sets) < warmup + calls:
-            raise WorkerError("protocol", f"time: {warmup + calls} calls need as many input sets")
+        if payloads[0]:
+            self.pool = None  # the old pool goes before the new one loads
+            self.pool = InputPool(pool_id, self.backend.to_device(load_from(payloads[0])))
+        pool = self.pool
+        if pool is None or pool.id != pool_id:
+            raise WorkerError("protocol", f"time: pool {pool_id} was never handed to this worker")
+        if len(derive) < warmup + calls or any(not 0 <= int(base) < len(pool.sets) for base, _ in derive):
+            raise WorkerError("protocol", f"time: {warmup + calls} calls need as many sets of the pool")
         mask = bytes(payloads[1]) if len(payloads) > 1 else b""
         traced = [i for i in range(min(len(mask), warmup + calls)) if mask[i]]
 
         def fresh_inputs(position):
-            return map_tensors(sets[position], lambda t: t.clone())
+            base, scale = derive[position]
+            return pool.derived(int(base), float(scale))
 
         import torch
 
@@ -362,7 +373,6 @@ class Side:
             raise
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
-        del sets
         return {"ns": samples, "untimed_ns": untimed_ns, "traced": traces, "cpu_ns": time.process_time_ns() - cpu_start,
                 "elapsed_ns": now_ns() - self.channel.received_ns}, []
 

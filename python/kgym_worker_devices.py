@@ -37,6 +37,43 @@ def map_tensors(obj, fn):
     return obj
 
 
+class InputPool:
+    """Input sets handed to a worker once for many timed calls. A call gets
+    set `base` with every floating tensor multiplied by `scale` (one factor
+    for the whole set, so the relations a problem builds between and within
+    its tensors hold); tensors of whole numbers (labels, masks, indices)
+    are copied unscaled. Both sides derive a call's set alike, bit for bit."""
+
+    def __init__(self, pool_id, sets):
+        import torch
+
+        self.id = pool_id
+        self.sets = sets
+        self.scalable = []
+        for one in sets:
+            flags = []
+
+            def note(tensor):
+                flags.append(tensor.is_floating_point() and not torch.equal(tensor, torch.round(tensor)))
+                return tensor
+
+            map_tensors(one, note)
+            self.scalable.append(flags)
+
+    def derived(self, base, scale):
+        import torch
+
+        flags = iter(self.scalable[base])
+
+        def copy(tensor):
+            out = torch.empty_like(tensor)
+            if next(flags):
+                return torch.mul(tensor, scale, out=out)
+            return out.copy_(tensor)
+
+        return map_tensors(self.sets[base], copy)
+
+
 def last_level_cache_bytes():
     """Size of the largest CPU cache cpu0 reports, or None when unreadable."""
     largest = None

@@ -15,169 +15,43 @@
 #include "verify/runtime_checks.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
+#include "verify/timing_session_internal.h"
 
-namespace kgym::verify {
-namespace {
+namespace kgym::verify::timing_internal {
 
-using SteadyClock = std::chrono::steady_clock;
-
-constexpr int kMaxWarmupRounds = 8;
-constexpr double kWarmupStable = 0.05;  // consecutive warm-up medians within 5 %
-// The precision target may end the timing from this round on: 24 units
-// (two rounds each, see unit_log_ratios in stats.cc). Fewer units make
-// its MAD-based error too rough to stop on.
-constexpr int kMinRounds = 48;
-// Batches are sized for about this many rounds within the budget: the
-// unit, not the call, is what the speedup's median and interval count, and
-// short rounds also leave slow regimes of the machine less room to differ
-// between the batches of a round.
-constexpr int kRoundsWanted = 100;
-constexpr int kRewarmCalls = 3;  // untimed calls that start each batch, at most
-constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
-// A batch's input sets and kept outputs stay below this in each worker.
-constexpr std::uint64_t kBatchBytes = 64ULL << 20;
-// Timed calls per batch whose outputs are fetched and compared, chosen
-// after the batch ran.
-constexpr int kCheckedCalls = 2;
-// The memoization probe: batches (half as many where input sets are costly)
-// of this many timed calls after one untimed, half of them on a seen set,
-// half on unseen ones.
-constexpr int kProbeBatches = 4;
-constexpr int kProbeCalls = 8;
-// The share of the batches (warm-up and timed) with a traced call.
-constexpr double kTracedBatchShare = 1.0;
-// Making input sets costs the reference's time between batches; up to this
-// share of the budget it is not counted against it, so that the rounds
-// stay many (the timing phase grows by at most this share).
-constexpr double kMakingShare = 0.3;
-
-constexpr std::size_t kSides = 4;
-constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate, Role::kTwin,
-                                                Role::kCandidateTwin};
-std::size_t index_of(Role side) { return static_cast<std::size_t>(side); }
-// The reference and the candidate get one sequence of input sets, the twins
-// another: the candidate's twin shares the candidate's directory, and must
-// not be handed a set the candidate has seen (and could have left a
-// remembered output for).
-bool first_sequence(Role side) { return side == Role::kReference || side == Role::kCandidate; }
-
-struct Batch {
-  std::vector<double> ns;  // the timed calls that were not traced
-  double untimed_ns = 0;   // the worker's time for its warm-up and traced calls
-  double outer_ns = 0;     // the parent's clock around the request
-  double worker_ns = 0;    // the worker's clock from the request's arrival to its reply
-  double cpu_ns = 0;       // the worker's own CPU time over the batch, as it reports it
-  int positions = 0;       // calls in the batch, untimed ones included
-  nlohmann::json traced;   // [{position, op_trace}]
-};
-
-// One batch's input sets: the serialized list and each set's seed.
-struct InputSets {
-  std::string blob;
-  std::vector<std::uint64_t> seeds;
-};
-
-double elapsed_ns(SteadyClock::time_point since) {
-  return std::chrono::duration<double, std::nano>(SteadyClock::now() - since).count();
+std::string BatchSets::describe(int position) const {
+  const DerivedSet& set = calls.at(static_cast<std::size_t>(position));
+  return fmt::format("set of seed {} scaled by {:.17g}", pool->seeds.at(static_cast<std::size_t>(set.base)),
+                     set.scale);
 }
 
-double number(const nlohmann::json& header, const char* key) {
-  auto it = header.find(key);
-  return it != header.end() && it->is_number() ? std::max(0.0, it->get<double>()) : 0.0;
-}
-
-class TimingSession {
- public:
-  TimingSession(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                const std::function<void(const std::string&)>& note, const CoreLoadProbe& load)
-      : config_(config),
-        timing_(config.timing),
-        inputs_(inputs),
-        exchange_(exchange),
-        note_(note),
-        load_(load),
-        // Which calls are checked and traced must not follow from anything
-        // the candidate could know (the run seed is in the run's records).
-        rng_(inputs.check_seed ^
-             (static_cast<std::uint64_t>(std::random_device{}()) << 32 | std::random_device{}())) {}
-
-  TimingOutcome run();
-
- private:
-  // Asks the reference worker for one batch of sets per entry of `sizes`.
-  // `given`, when not empty, fixes some seeds: given[g][i] != 0 is set i of
-  // group g.
-  std::optional<std::vector<InputSets>> make_sets(const std::vector<int>& sizes,
-                                                  const std::vector<std::vector<std::uint64_t>>& given = {});
-  std::optional<Batch> batch(Role side, const InputSets& sets, const std::string& mask, int warmup, int calls,
-                             std::string_view what);
-  std::string trace_mask(int warmup, int calls);
-  bool warm_up(Role side, double& per_call_ns);
-  bool check_traces(Role side, const Batch& b, std::string_view what);
-  bool check_outputs(int round, int calls, const std::array<const InputSets*, kSides>& sets, int warmup);
-  std::string compare(const Message& reference, const Message& candidate);
-  bool memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe);
-  bool probe_memoization(const InputSets& seen, int warmup, const Performance& perf);
-  void account(int round, const std::array<std::optional<Batch>, kSides>& taken);
-  Performance summarize(const std::string& stop_reason);
-  Blocks both_references() const {
-    return geometric_mean_blocks(rounds_[index_of(Role::kReference)], rounds_[index_of(Role::kTwin)]);
+std::optional<Pool> TimingSession::make_pool(std::vector<std::uint64_t> seeds) {
+  for (auto& seed : seeds) {
+    if (seed == 0) seed = util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
   }
-  Blocks both_candidates() const {
-    return geometric_mean_blocks(rounds_[index_of(Role::kCandidate)],
-                                 rounds_[index_of(Role::kCandidateTwin)]);
-  }
-  void fail(CheatFinding finding) {
-    if (!outcome_.cheat) outcome_.cheat = std::move(finding);
-  }
-
-  const VerifierConfig& config_;
-  const TimingConfig& timing_;
-  const TimingInputs& inputs_;
-  const Exchange& exchange_;
-  const std::function<void(const std::string&)>& note_;
-  const CoreLoadProbe& load_;
-  std::mt19937_64 rng_;
-  TimingOutcome outcome_;
-  SteadyClock::time_point start_ = SteadyClock::now();
-  std::array<Blocks, kSides> rounds_;
-  std::vector<double> reference_, candidate_;  // all samples of each side's two workers, in order
-  ClockTotals clocks_[2];                      // reference, candidate (each side's two workers)
-  OverheadRounds overhead_;
-  std::optional<double> bandwidth_gbs_;
-  int calls_per_worker_ = 0;  // timed calls each worker has run
-  std::uint64_t llc_bytes_ = kDefaultLlcBytes;
-  std::uint64_t sets_made_ = 0;
-  double make_ns_ = 0;  // the parent's clock around the reference's `sets` requests
-  int checked_calls_ = 0, traced_calls_ = 0;
-  std::optional<double> probe_ratio_;
-  std::optional<util::CpuStat> stat_start_;
-  double own_cpu_start_s_ = 0;
-  double workers_cpu_ns_ = 0;
-};
-
-std::optional<std::vector<InputSets>> TimingSession::make_sets(
-    const std::vector<int>& sizes, const std::vector<std::vector<std::uint64_t>>& given) {
   Message request;
-  request.header = {{"op", "sets"}};
-  std::vector<InputSets> made(sizes.size());
-  auto groups = nlohmann::json::array();
-  for (std::size_t g = 0; g < sizes.size(); ++g) {
-    for (int i = 0; i < sizes[g]; ++i) {
-      bool fixed = g < given.size() && static_cast<std::size_t>(i) < given[g].size() && given[g][i] != 0;
-      std::uint64_t seed = fixed ? given[g][i] : util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
-      made[g].seeds.push_back(seed);
-    }
-    groups.push_back(made[g].seeds);
-  }
-  request.header["groups"] = std::move(groups);
+  request.header = {{"op", "sets"}, {"groups", nlohmann::json::array({seeds})}};
   auto sent = SteadyClock::now();
   auto reply = exchange_(Role::kReference, request, "making input sets");
   if (!reply) return std::nullopt;
   make_ns_ += elapsed_ns(sent);
-  if (reply->payloads.size() != sizes.size()) return std::nullopt;
-  for (std::size_t g = 0; g < sizes.size(); ++g) made[g].blob = std::move(reply->payloads[g]);
-  return made;
+  sets_drawn_ += seeds.size();
+  if (reply->payloads.size() != 1) return std::nullopt;
+  return Pool{.id = ++pools_made_, .seeds = std::move(seeds), .blob = std::move(reply->payloads[0])};
+}
+
+// A factor in [0.5, 1) from `set_seeds`, so that a mismatch names the set
+// it was found on; scaling down keeps bounded inputs in their bounds.
+double TimingSession::next_scale() {
+  std::uint64_t bits = util::splitmix64(inputs_.set_seeds ^ 0x5ca1ab1e5ca1ab1eULL ^ ++scales_made_);
+  return 0.5 + static_cast<double>(bits >> 11) * 0x1.0p-54;
+}
+
+BatchSets TimingSession::derive(Pool& pool, int calls) {
+  BatchSets sets{.pool = &pool};
+  std::uniform_int_distribution<int> base(0, static_cast<int>(pool.seeds.size()) - 1);
+  for (int i = 0; i < calls; ++i) sets.calls.push_back({base(rng_), next_scale()});
+  return sets;
 }
 
 // One traced call in (a share of) the batches, at a position the parent
@@ -192,15 +66,25 @@ std::string TimingSession::trace_mask(int warmup, int calls) {
   return mask;
 }
 
-std::optional<Batch> TimingSession::batch(Role side, const InputSets& sets, const std::string& mask,
+std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, const std::string& mask,
                                           int warmup, int calls, std::string_view what) {
   Message request;
-  request.header = {
-      {"op", "time"}, {"calls", calls}, {"warmup", warmup}, {"cache_flush", timing_.cache_flush}};
-  request.payloads = {sets.blob, mask};
+  auto derived = nlohmann::json::array();
+  for (const DerivedSet& set : sets.calls) derived.push_back({set.base, set.scale});
+  request.header = {{"op", "time"},     {"calls", calls},       {"warmup", warmup},
+                    {"pool", sets.pool->id}, {"derive", std::move(derived)}, {"cache_flush", timing_.cache_flush}};
+  // The pool travels once to each worker; a worker holds one pool.
+  Pool& pool = *sets.pool;
+  bool hand = held_[index_of(side)] != pool.id;
+  request.payloads = {hand ? pool.blob : std::string(), mask};
   auto sent = SteadyClock::now();
   auto reply = exchange_(side, request, what);
   if (!reply) return std::nullopt;
+  if (hand) {
+    held_[index_of(side)] = pool.id;
+    // Both workers of a sequence hold it: the parent's copy goes.
+    if (++pool.holders >= 2) std::string().swap(pool.blob);
+  }
   Batch b;
   b.outer_ns = elapsed_ns(sent);
   b.positions = warmup + calls;
@@ -244,18 +128,22 @@ bool TimingSession::check_traces(Role side, const Batch& b, std::string_view wha
 // within kWarmupStable (bounded by rounds and a quarter of the budget).
 bool TimingSession::warm_up(Role side, double& per_call_ns) {
   int calls = std::max(2, timing_.warmup);
+  Pool& pool = pools_[first_sequence(side) ? 0 : 1];
+  // The batch that hands the worker its pool also loads it: one call, not
+  // counted.
+  if (held_[index_of(side)] != pool.id && !batch(side, derive(pool, 1), trace_mask(0, 1), 0, 1, "warming up"))
+    return false;
   std::optional<double> previous;
   for (int round = 0; round < kMaxWarmupRounds; ++round) {
-    auto sets = make_sets({calls});
-    if (!sets) return false;
-    auto b = batch(side, sets->front(), trace_mask(0, calls), 0, calls, "warming up");
+    auto b = batch(side, derive(pool, calls), trace_mask(0, calls), 0, calls, "warming up");
     if (!b) return false;
     // What a call costs the budget: the parent's clock also sees cloning,
     // cache flushing and the request itself.
     double inner = median(b->ns).value_or(0);
     per_call_ns = std::max(inner, b->outer_ns / calls);
     bool stable = previous && std::abs(inner - *previous) <= kWarmupStable * *previous;
-    if (timing_.warmup == 0 || stable || SteadyClock::now() - start_ > timing_.budget / 4) break;
+    bool spent = elapsed_ns(start_) - make_ns_ > std::chrono::duration<double, std::nano>(timing_.budget).count() / 4;
+    if (timing_.warmup == 0 || stable || spent) break;
     previous = inner;
   }
   return true;
@@ -293,7 +181,7 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
 // it compares: each side's kept output of those calls, the candidate's
 // against the reference's for the same input set, the candidate twin's
 // against the reference twin's.
-bool TimingSession::check_outputs(int round, int calls, const std::array<const InputSets*, kSides>& sets,
+bool TimingSession::check_outputs(int round, int calls, const std::array<const BatchSets*, kSides>& sets,
                                   int warmup) {
   std::set<int> chosen;
   std::uniform_int_distribution<int> pick(0, calls - 1);
@@ -326,13 +214,12 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const I
       select(*got[index_of(reference)], one_ref);
       select(*got[index_of(candidate)], one_cand);
       if (auto problem = compare(one_ref, one_cand); !problem.empty()) {
-        std::uint64_t seed = sets[index_of(candidate)]->seeds.at(static_cast<std::size_t>(warmup + position));
+        std::string set = sets[index_of(candidate)]->describe(warmup + position);
         bool twin = candidate == Role::kCandidateTwin;
         note_(fmt::format("timed call {} of round {} differs{}: {}", position, round,
                           twin ? " (candidate twin)" : "", problem));
-        outcome_.mismatch =
-            fmt::format("output of timed call {} of round {}{} (input set seed {}) differs ({})", position,
-                        round, twin ? " (candidate twin)" : "", seed, problem);
+        outcome_.mismatch = fmt::format("output of timed call {} of round {}{} (input {}) differs ({})",
+                                        position, round, twin ? " (candidate twin)" : "", set, problem);
         return false;
       }
     }
@@ -361,90 +248,6 @@ void TimingSession::account(int round, const std::array<std::optional<Batch>, kS
   }
 }
 
-// The first quartile of `ns`: what a call costs when nothing else took the
-// core. Another process's time slice only adds to a call; on a loaded
-// machine about half the calls may carry one, and the median of each kind
-// then falls on either side of that split by chance (measured: an honest
-// kernel read 3.8x faster on the seen set under `ctest -j2`), where the
-// first quartile of both stays the call's own time.
-double low_quantile(std::vector<double> ns) {
-  if (ns.empty()) return 0;
-  std::sort(ns.begin(), ns.end());
-  return ns[(ns.size() - 1) / 4];
-}
-
-// Calls of the reference and the candidate on a set the candidate has
-// already seen (clones of it, drawn again from its seed) and on unseen
-// sets, mixed in batches like the timed ones, so nothing tells the
-// candidate it is probed, and both kinds of call share each batch's
-// conditions. Which positions get the seen set is drawn for every batch:
-// a fixed alternation could fall in step with another process's time
-// slices on a loaded machine and make either kind look slow.
-bool TimingSession::memoization_probe(const InputSets& seen, int warmup, MemoProbe& probe) {
-  std::uint64_t seen_seed = seen.seeds.at(static_cast<std::size_t>(
-      std::uniform_int_distribution<int>(warmup, static_cast<int>(seen.seeds.size()) - 1)(rng_)));
-  std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
-  const int n = 1 + kProbeCalls;
-  // Each batch makes 1 + kProbeCalls input sets. Where sets are costly
-  // (tens of MB each: making one can take 50x a call), the probe takes
-  // half the batches rather than more than half the timing's budget.
-  double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
-  double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
-  int batches =
-      per_set_ns * (1 + kProbeCalls) * kProbeBatches > budget_ns / 2 ? kProbeBatches / 2 : kProbeBatches;
-  for (int batch_index = 0; batch_index < batches; ++batch_index) {
-    // Position 0 is untimed; half of the others get the seen set.
-    std::vector<int> positions(static_cast<std::size_t>(kProbeCalls));
-    std::iota(positions.begin(), positions.end(), 1);
-    std::shuffle(positions.begin(), positions.end(), rng_);
-    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(n), 0);
-    for (int k = 0; k < kProbeCalls / 2; ++k)
-      seeds[static_cast<std::size_t>(positions[static_cast<std::size_t>(k)])] = seen_seed;
-    auto sets = make_sets({n}, {seeds});
-    if (!sets) return false;
-    std::string none(static_cast<std::size_t>(n), '\0');
-    for (Role side : {Role::kReference, Role::kCandidate}) {
-      auto b = batch(side, sets->front(), none, 1, kProbeCalls, "probing for memoization");
-      if (!b) return false;
-      for (std::size_t k = 0; k < b->ns.size(); ++k) {
-        bool was_seen = seeds[k + 1] == seen_seed;
-        auto& into = side == Role::kReference ? (was_seen ? ref_seen : ref_unseen)
-                                              : (was_seen ? cand_seen : cand_unseen);
-        into.push_back(b->ns[k]);
-      }
-    }
-  }
-  probe = MemoProbe{low_quantile(cand_seen), low_quantile(cand_unseen), low_quantile(ref_seen),
-                    low_quantile(ref_unseen)};
-  note_(
-      fmt::format("memoization probe: candidate {:.4f} ms on a seen set, {:.4f} ms on unseen; reference "
-                  "{:.4f} / {:.4f} ms",
-                  probe.candidate_seen_ns / 1e6, probe.candidate_unseen_ns / 1e6,
-                  probe.reference_seen_ns / 1e6, probe.reference_unseen_ns / 1e6));
-  return true;
-}
-
-// The probe, and when it finds the candidate faster on the seen set, a
-// second probe on another seen set: a memoizer is faster every time, a
-// loaded machine's noise seldom twice in the same direction.
-bool TimingSession::probe_memoization(const InputSets& seen, int warmup, const Performance& perf) {
-  MemoProbe first;
-  if (!memoization_probe(seen, warmup, first)) return false;
-  auto found = memoization_finding(first, perf.noise_floor, perf.candidate_noise_floor);
-  if (!found) return true;
-  MemoProbe second;
-  if (!memoization_probe(seen, warmup, second)) return false;
-  auto confirmed = memoization_finding(second, perf.noise_floor, perf.candidate_noise_floor);
-  if (!confirmed) {
-    note_("memoization probe: the second probe did not confirm the first; not a finding");
-    return true;
-  }
-  found->evidence += fmt::format("; a second probe on another seen set: {:.4f} ms seen, {:.4f} ms unseen",
-                                 second.candidate_seen_ns / 1e6, second.candidate_unseen_ns / 1e6);
-  fail(std::move(*found));
-  return true;
-}
-
 TimingOutcome TimingSession::run() {
   Message bandwidth;
   bandwidth.header = {{"op", "bandwidth"}};
@@ -459,16 +262,22 @@ TimingOutcome TimingSession::run() {
     if (outcome_.cheat || !outcome_.mismatch.empty()) return std::move(outcome_);
     return TimingOutcome{.call_failed = true};
   };
+  // One pool per sequence, made before any call; every call's set derives
+  // from it.
+  for (Pool& pool : pools_) {
+    auto made = make_pool(std::vector<std::uint64_t>(kPoolSets, 0));
+    if (!made) return failed();
+    pool = std::move(*made);
+  }
+  const double pool_ms = make_ns_ / 1e6;
   std::array<double, kSides> per_call_ns{};
   for (Role side : kAllSides) {
     if (!warm_up(side, per_call_ns[index_of(side)])) return failed();
   }
-  // What making one input set costs the round, on the parent's clock.
-  double make_per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
-
   // Batches long enough to amortize a request, short enough that there are
   // many of them for the alternation to cancel drift. Each call position of
-  // a round makes two sets (one per sequence) and runs four calls.
+  // a round runs four calls (a derived set's copy is in each call's time on
+  // the parent's clock).
   const int max_reps = std::max(2, timing_.max_repetitions);
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
   const double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
@@ -476,7 +285,7 @@ TimingOutcome TimingSession::run() {
   double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], per_call_ns[3], 1.0});
   const std::uint64_t per_call_bytes = std::max<std::uint64_t>(1, inputs_.set_bytes + inputs_.output_bytes);
   const int memory_cap = static_cast<int>(std::max<std::uint64_t>(2, kBatchBytes / per_call_bytes));
-  const int per_batch = std::clamp(static_cast<int>(batch_ns / (slowest + make_per_set_ns / 2)), 1,
+  const int per_batch = std::clamp(static_cast<int>(batch_ns / slowest), 1,
                                    std::max(1, std::min(max_reps / kRoundsWanted, memory_cap)));
   // The workers share the cores, so each batch begins with another's data
   // in the caches: measured on the 1 MB ScaleShift sample at 4x its
@@ -487,14 +296,15 @@ TimingOutcome TimingSession::run() {
   const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
   note_(fmt::format(
       "timing: warm {:.3f} / {:.3f} / {:.3f} / {:.3f} ms per call (reference, candidate, their twins); "
-      "an input set takes {:.3f} ms to make; batches of {} after {} untimed",
-      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6,
-      make_per_set_ns / 1e6, per_batch, rewarm));
+      "two pools of {} input sets took {:.1f} ms to make; batches of {} after {} untimed",
+      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, kPoolSets,
+      pool_ms, per_batch, rewarm));
 
   std::string stop_reason;
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
-  std::optional<InputSets> last_seen;
+  BatchSets last_seen;
+  double check_share = 1;
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - calls_per_worker_);
     // One timed call more than the statistics need: the traced call may be
@@ -503,13 +313,12 @@ TimingOutcome TimingSession::run() {
     // apart: nothing ran just before it).
     int sent = calls + 1;
     int n = rewarm + sent;
-    auto sets = make_sets({n, n});
-    if (!sets) return failed();
+    std::array<BatchSets, 2> sets = {derive(pools_[0], n), derive(pools_[1], n)};
     std::string mask = trace_mask(rewarm, sent);
-    std::array<const InputSets*, kSides> of_side{};
+    std::array<const BatchSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
     for (Role side : round_order(round)) {
-      of_side[index_of(side)] = &(*sets)[first_sequence(side) ? 0 : 1];
+      of_side[index_of(side)] = &sets[first_sequence(side) ? 0 : 1];
       taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, sent, "timing");
       if (!taken[index_of(side)]) return failed();
       if (taken[index_of(side)]->ns.empty()) {
@@ -517,10 +326,20 @@ TimingOutcome TimingSession::run() {
         return failed();
       }
     }
-    if (!check_outputs(round, sent, of_side, rewarm)) return failed();
+    // Outputs are checked in the first round and then in a share of the
+    // rounds drawn after they ran: all of them while fetching is cheap,
+    // fewer (never under kMinCheckShare) where outputs of tens of MB make
+    // a check cost more than the round.
+    if (round == 0 || std::bernoulli_distribution(check_share)(rng_)) {
+      auto checking = SteadyClock::now();
+      if (!check_outputs(round, sent, of_side, rewarm)) return failed();
+      double round_ns = 0;
+      for (const auto& b : taken) round_ns += b->outer_ns;
+      check_share = std::clamp(kCheckCost * round_ns / std::max(1.0, elapsed_ns(checking)), kMinCheckShare, 1.0);
+    }
     calls_per_worker_ += calls;
     account(round, taken);
-    last_seen = (*sets)[0];
+    last_seen = sets[0];
     bool enough = round + 1 >= kMinRounds && calls_per_worker_ >= min_samples;
     auto rse = paired_speedup_rse(both_references(), both_candidates());
     if (enough && rse && *rse <= timing_.target_rse) {
@@ -534,7 +353,7 @@ TimingOutcome TimingSession::run() {
     if (!stop_reason.empty()) break;
   }
   Performance perf = summarize(stop_reason);
-  if (!probe_memoization(*last_seen, rewarm, perf)) return failed();
+  if (!probe_memoization(last_seen, rewarm, perf)) return failed();
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
   if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0)))
     fail(*found);
@@ -543,14 +362,15 @@ TimingOutcome TimingSession::run() {
                                              *bandwidth_gbs_, llc_bytes_))
       fail(*found);
   }
-  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_made_),
+  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_drawn_),
+                                 .derived_sets = static_cast<int>(scales_made_),
                                  .make_s = make_ns_ / 1e9,
                                  .checked_calls = checked_calls_,
                                  .traced_calls = traced_calls_};
   note_(
-      fmt::format("timing integrity: {} input sets made in {:.3f} s, {} timed outputs checked, {} calls "
-                  "traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
-                  sets_made_, make_ns_ / 1e9, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
+      fmt::format("timing integrity: {} input sets made in {:.3f} s, {} derived from them, {} timed outputs "
+                  "checked, {} calls traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
+                  sets_drawn_, make_ns_ / 1e9, scales_made_, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
                   clocks_[1].worker_ns / 1e6));
   outcome_.performance = std::move(perf);
   return std::move(outcome_);
@@ -614,7 +434,9 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   return perf;
 }
 
-}  // namespace
+}  // namespace kgym::verify::timing_internal
+
+namespace kgym::verify {
 
 std::array<Role, 4> round_order(int round) {
   using enum Role;
@@ -624,7 +446,7 @@ std::array<Role, 4> round_order(int round) {
 
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
                          const std::function<void(const std::string&)>& note, const CoreLoadProbe& load) {
-  return TimingSession(config, inputs, exchange, note, load).run();
+  return timing_internal::TimingSession(config, inputs, exchange, note, load).run();
 }
 
 }  // namespace kgym::verify

@@ -31,9 +31,10 @@ using Exchange =
     std::function<std::optional<Message>(Role side, const Message& request, std::string_view what)>;
 
 // What the timing needs of the verification: every timed and warm-up call
-// gets an input set of its own, drawn by the reference worker (op `sets`)
-// from the problem's get_inputs() under a seed of `set_seeds`, so no call
-// of either side sees values an earlier one saw.
+// gets an input set of its own, derived from a pool the reference worker
+// draws (op `sets`) from the problem's get_inputs() under seeds of
+// `set_seeds` (timing_session_internal.h, `DerivedSet`), so no call of
+// either side sees values an earlier one saw.
 struct TimingInputs {
   std::uint64_t output_bytes = 0;  // bytes of one call's outputs
   std::uint64_t set_bytes = 0;     // bytes of one serialized input set
@@ -45,7 +46,8 @@ struct TimingInputs {
 
 // What the timing did to keep its figures honest, for the log and tests.
 struct TimingCounts {
-  int input_sets = 0;     // sets made for warm-up, timed and probe calls
+  int input_sets = 0;     // sets drawn from get_inputs(): the pools of the rounds and the probes
+  int derived_sets = 0;   // sets calls got: a pool's set scaled by a factor of its own
   double make_s = 0;      // making them, on the parent's clock
   int checked_calls = 0;  // timed calls whose outputs were compared
   int traced_calls = 0;   // calls of the candidate run under the op trace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "verify/timing_session.h"
@@ -17,6 +18,34 @@ namespace kgym::verify {
 namespace {
 
 constexpr double kCallNs = 1e6;  // every scripted call takes 1 ms
+
+// The sets of `time` requests as each worker sees them: the scripted
+// reference serializes a pool as the JSON list of its seeds, and a call's
+// set is "seed*scale" of the pool its worker holds.
+class HandedSets {
+ public:
+  std::vector<std::string> of(Role side, const Message& request) {
+    auto& held = held_[static_cast<std::size_t>(side)];
+    if (!request.payloads.at(0).empty()) {
+      held = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
+      ++pools_handed;
+    }
+    std::vector<std::string> names;
+    for (const auto& set : request.header.at("derive")) {
+      double scale = set.at(1).get<double>();
+      EXPECT_GE(scale, 0.5);
+      EXPECT_LT(scale, 1.0);
+      names.push_back(fmt::format("{}*{:.17g}", held.at(set.at(0).get<std::size_t>()), scale));
+    }
+    return names;
+  }
+  // The seed a name's set was drawn under.
+  static std::string seed_of(const std::string& name) { return name.substr(0, name.find('*')); }
+  int pools_handed = 0;
+
+ private:
+  std::array<std::vector<std::uint64_t>, 4> held_;
+};
 
 // One core whose busy time is what the scripted workers report using plus
 // `foreign_s` of other processes' work (from the second reading on), and
@@ -146,20 +175,22 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
 TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  // Per side, the seeds of every set it was handed (the scripted reference
-  // serializes a group as the JSON list of its seeds).
-  auto seen = std::make_shared<std::array<std::vector<std::uint64_t>, 4>>();
+  // Per side, every set it was handed.
+  auto seen = std::make_shared<std::array<std::vector<std::string>, 4>>();
+  auto timed_sets = std::make_shared<std::array<std::set<std::string>, 4>>();
+  auto handed = std::make_shared<HandedSets>();
   auto order = std::make_shared<std::vector<Role>>();
   auto masks_ok = std::make_shared<bool>(true);
   auto traced = std::make_shared<int>(0);
   auto rewarmed = std::make_shared<int>(0);
   auto timed = std::make_shared<int>(0);
+  auto probe_pools = std::make_shared<int>(0);
   Exchange recording = [=](Role side, const Message& request, std::string_view what) {
     if (request.header.value("op", "") == "time") {
-      EXPECT_EQ(request.payloads.size(), 2u);  // the sets and the trace mask
-      auto seeds = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
+      EXPECT_EQ(request.payloads.size(), 2u);  // the pool (or nothing: held) and the trace mask
+      auto sets = handed->of(side, request);
       int positions = request.header.value("calls", 0) + request.header.value("warmup", 0);
-      EXPECT_EQ(static_cast<int>(seeds.size()), positions);
+      EXPECT_EQ(static_cast<int>(sets.size()), positions);
       const std::string& mask = request.payloads.at(1);
       if (what == "timing") {
         order->push_back(side);
@@ -167,10 +198,14 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
         *rewarmed += request.header.value("warmup", 0) > 0;
         *masks_ok = *masks_ok && std::count(mask.begin(), mask.end(), '\1') <= 1;
         *traced += std::count(mask.begin(), mask.end(), '\1');
+        EXPECT_TRUE(request.payloads.at(0).empty());  // the pool was handed when warming up
+        (*timed_sets)[static_cast<std::size_t>(side)].insert(sets.begin(), sets.end());
       }
       if (what != "probing for memoization") {
         auto& into = (*seen)[static_cast<std::size_t>(side)];
-        into.insert(into.end(), seeds.begin(), seeds.end());
+        into.insert(into.end(), sets.begin(), sets.end());
+      } else {
+        *probe_pools += !request.payloads.at(0).empty();
       }
       EXPECT_FALSE(request.header.contains("trace"));  // nothing in the header tells
     }
@@ -186,15 +221,28 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   EXPECT_EQ(*rewarmed, *timed);
   using enum Role;
   auto in = [&](Role side) {
-    return std::set<std::uint64_t>((*seen)[static_cast<std::size_t>(side)].begin(),
-                                   (*seen)[static_cast<std::size_t>(side)].end());
+    return std::set<std::string>((*seen)[static_cast<std::size_t>(side)].begin(),
+                                 (*seen)[static_cast<std::size_t>(side)].end());
+  };
+  auto seeds_in = [&](Role side) {
+    std::set<std::string> seeds;
+    for (const auto& name : in(side)) seeds.insert(HandedSets::seed_of(name));
+    return seeds;
   };
   // No worker sees a set twice outside the probe.
   for (Role side : {kReference, kCandidate, kTwin, kCandidateTwin})
     EXPECT_EQ(in(side).size(), (*seen)[static_cast<std::size_t>(side)].size());
-  // The candidate and its twin (which share a directory) never share a set.
-  for (std::uint64_t seed : in(kCandidate)) EXPECT_FALSE(in(kCandidateTwin).contains(seed));
-  EXPECT_GT(outcome.counts.input_sets, 0);
+  // The candidate and its twin (which share a directory) never share a set,
+  // nor a set the other's derive from.
+  for (const auto& seed : seeds_in(kCandidate)) EXPECT_FALSE(seeds_in(kCandidateTwin).contains(seed));
+  // The reference and the candidate get the same sets in the rounds, to
+  // be compared call by call; so do the twins.
+  EXPECT_EQ((*timed_sets)[0], (*timed_sets)[1]);
+  EXPECT_EQ((*timed_sets)[2], (*timed_sets)[3]);
+  // Each worker got its pool once; each probe batch, one of its own.
+  EXPECT_EQ(handed->pools_handed, 4 + *probe_pools);
+  EXPECT_EQ(outcome.counts.input_sets, 4 + *probe_pools / 2 * 6);
+  EXPECT_GT(outcome.counts.derived_sets, 100);
   EXPECT_GT(outcome.counts.checked_calls, 0);
   EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>(*timed / 4));
   ASSERT_GE(order->size(), 8u);
@@ -223,7 +271,7 @@ TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
   EXPECT_NE(outcome.cheat->evidence.find("aten.relu"), std::string::npos);
 }
 
-TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSeed) {
+TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSet) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
   Exchange wrong = [=](Role side, const Message& request, std::string_view what) {
@@ -241,7 +289,8 @@ TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSeed) {
   auto outcome = run_timing(
       short_timing(), TimingInputs{}, wrong, [](const std::string&) {}, scripted_cores(core));
   EXPECT_FALSE(outcome.performance);
-  EXPECT_NE(outcome.mismatch.find("input set seed"), std::string::npos) << outcome.mismatch;
+  EXPECT_NE(outcome.mismatch.find("input set of seed"), std::string::npos) << outcome.mismatch;
+  EXPECT_NE(outcome.mismatch.find("scaled by 0."), std::string::npos) << outcome.mismatch;
   EXPECT_NE(outcome.mismatch.find("timed call"), std::string::npos);
 }
 
@@ -302,26 +351,35 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
   EXPECT_TRUE(clock_finding(reference, ahead, honest, 500'000));
 }
 
-// The scripted workers, but the candidate's probe calls take `seen_ns` on
-// a set it was handed before and `unseen_ns` on the others; `probes` counts
-// the probe batches the candidate ran.
+// The scripted workers, but the candidate's calls take `seen_ns` on a set
+// it was handed before and `unseen_ns` on the others: in the probe only,
+// or (`everywhere`) in every batch; `probes` counts the probe batches the
+// candidate ran. `key` names what the candidate remembers of a set: the
+// set itself, or (a cache keyed by the set up to a factor) its seed.
 Exchange probed_candidate(std::shared_ptr<FakeCore> core,
-                          std::function<double(int probe_batch, bool seen)> ns, std::shared_ptr<int> probes) {
+                          std::function<double(int probe_batch, bool seen)> ns, std::shared_ptr<int> probes,
+                          bool everywhere = false,
+                          std::function<std::string(const std::string&)> key = [](const std::string& name) {
+                            return name;
+                          }) {
   auto inner = scripted_workers(core, kCallNs);
-  auto handed = std::make_shared<std::set<std::uint64_t>>();
+  auto remembered = std::make_shared<std::set<std::string>>();
+  auto handed = std::make_shared<HandedSets>();
   return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
     auto reply = inner(side, request, what);
-    if (side != Role::kCandidate || request.header.value("op", "") != "time" || !reply) return reply;
-    auto seeds = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    auto sets = handed->of(side, request);
+    if (side != Role::kCandidate) return reply;
     int warmup = request.header.value("warmup", 0);
-    if (what == "probing for memoization") {
+    bool probing = what == "probing for memoization";
+    if (probing || everywhere) {
       std::vector<double> times;
-      for (std::size_t k = static_cast<std::size_t>(warmup); k < seeds.size(); ++k)
-        times.push_back(ns(*probes, handed->contains(seeds[k])));
+      for (std::size_t k = static_cast<std::size_t>(warmup); k < sets.size(); ++k)
+        times.push_back(ns(*probes, remembered->contains(key(sets[k]))));
       reply->header["ns"] = times;
-      ++*probes;
     }
-    handed->insert(seeds.begin(), seeds.end());
+    *probes += probing;
+    for (const auto& name : sets) remembered->insert(key(name));
     return reply;
   };
 }
@@ -338,6 +396,42 @@ TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
   EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
   EXPECT_NE(outcome.cheat->evidence.find("a second probe"), std::string::npos) << outcome.cheat->evidence;
   EXPECT_EQ(*probes, 8);  // two probes of four batches
+}
+
+TEST(TimingSession, ACacheKeyedByTheSetUpToAFactorIsCaughtByTheProbe) {
+  // Fast on every set whose seed it has seen in any scale: in the timed
+  // rounds that is nearly every call; the probe's unseen sets are fresh
+  // draws.
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(
+          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes, true,
+          HandedSets::seed_of),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  ASSERT_TRUE(outcome.performance);
+  // What the rounds alone would have believed (the candidate twin, handed
+  // sets of its own, is no faster than the reference).
+  EXPECT_GT(outcome.performance->speedup.median, 4.0);
+}
+
+TEST(TimingSession, ACacheKeyedByTheExactSetGainsNothingInTheRounds) {
+  // Fast on a set it was handed before, in every batch: no timed call gets
+  // such a set, so the speedup stays 1; the probe still finds it.
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  auto outcome = run_timing(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(
+          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes, true),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_DOUBLE_EQ(outcome.performance->speedup.median, 1.0);
 }
 
 TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {

@@ -117,7 +117,7 @@ class Model(_Right):
   auto r = time_against(drifting);
   EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << r.reason;
   EXPECT_NE(r.reason.find("output of timed call"), std::string::npos) << r.reason;
-  EXPECT_NE(r.reason.find("input set seed"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("input set of seed"), std::string::npos) << r.reason;
 }
 
 }  // namespace
