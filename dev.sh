@@ -4,6 +4,8 @@
 #   ./dev.sh test    build kgym and run the whole test suite
 #   ./dev.sh build   install dependencies and build only
 #   ./dev.sh deps    install dependencies only
+#   ./dev.sh torch2  make (once) the torch-2 environment and a CUDA_HOME; prints its python
+#   ./dev.sh extras  make (once) a venv over Debian's torch with einops; prints its python
 # Works on Debian 12 / Ubuntu as root or with sudo.
 set -euo pipefail
 
@@ -56,6 +58,68 @@ deps() {
   fi
 }
 
+# Environments made from PyPI, once, under the cache directory; each is
+# complete when its `kgym-ready` file exists (it records what it holds).
+CACHE_DIR="${KGYM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kgym}"
+TORCH2_VERSION=2.15.0  # the torch 2 kgym is tested with (a CUDA build on x86-64 Linux)
+EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
+
+# need PACKAGE...: the Debian packages one command needs beyond deps().
+need() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# make_venv DIR [--system-site-packages] -- PIP_ARGS...: a venv of the
+# machine's python3 (Debian's, not whatever python3 is first on PATH).
+make_venv() {
+  local dir="$1"; shift
+  local venv_args=()
+  while [ "$1" != -- ]; do venv_args+=("$1"); shift; done
+  shift
+  [ -f "$dir/kgym-ready" ] && return
+  need python3-venv
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  log "making $dir (once; later runs reuse it)"
+  local start=$SECONDS
+  /usr/bin/python3 -m venv "${venv_args[@]}" "$dir"
+  "$dir/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check "$@"
+  "$dir/bin/python" - "$dir/kgym-ready" "$((SECONDS - start))" <<'PY'
+import json, sys, torch
+info = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.executable,
+        "seconds": int(sys.argv[2])}
+try:
+    import einops
+    info["einops"] = einops.__version__
+except ImportError:
+    pass
+open(sys.argv[1], "w").write(json.dumps(info) + "\n")
+PY
+  log "made $dir: $(cat "$dir/kgym-ready") $(du -sh "$dir" | cut -f1)"
+}
+
+torch2_venv() { echo "$CACHE_DIR/torch2-$TORCH2_VERSION"; }
+
+torch2() {
+  local venv
+  venv="$(torch2_venv)"
+  make_venv "$venv" -- "torch==$TORCH2_VERSION" "einops==$EINOPS_VERSION" numpy
+  echo "$venv/bin/python"
+}
+
+extras() {
+  local venv="$CACHE_DIR/debian-torch-extras"
+  deps
+  make_venv "$venv" --system-site-packages -- "einops==$EINOPS_VERSION"
+  echo "$venv/bin/python"
+}
+
 # build [TARGET]: every target, or only TARGET (the demo needs only kgym, not
 # the unit tests and benchmarks).
 build() {
@@ -70,6 +134,8 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   deps) deps ;;
+  torch2) torch2 ;;
+  extras) extras ;;
   build) build ;;
   demo)
     build kgym
@@ -89,7 +155,7 @@ case "$cmd" in
     ctest --output-on-failure -j "$(nproc)" "$@"
     ;;
   *)
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -10,7 +10,10 @@
 # Usage: bench/kernelbench_cpu.sh [KERNELBENCH_DIR] [path/to/kgym] [kgym run options...]
 #   KGYM_BENCH_LEVELS="level1 level2"  the levels (default: level1 level2 level3)
 #   KGYM_BENCH_CASES="1:20"            a selector within each level (default: all)
-#   KGYM_BENCH_OUT=FILE                where the table goes (default: docs/kernelbench-cpu.md)
+#   KGYM_BENCH_OUT=FILE                where the table goes (default: docs/kernelbench-cpu.md,
+#                                      docs/kernelbench-cpu-PRECISION.md with --precision)
+#   KGYM_BENCH_PYTHON=PATH             the workers' interpreter (default: `./dev.sh extras`,
+#                                      Debian's torch with einops, which level 3 imports)
 #   e.g. bench/kernelbench_cpu.sh ../shared/KernelBench build/kgym --precision bfloat16
 # Each problem's verification leases one core of the two ("0", "1") and
 # times for 2 s; the run takes two problems at a time.
@@ -22,7 +25,12 @@ shift $(($# < 2 ? $# : 2))
 EXTRA=("$@")
 LEVELS=(${KGYM_BENCH_LEVELS:-level1 level2 level3})
 CASES="${KGYM_BENCH_CASES:-}"
-OUT="${KGYM_BENCH_OUT:-$ROOT/docs/kernelbench-cpu.md}"
+precision=""
+for ((i = 0; i < ${#EXTRA[@]}; i++)); do
+  [ "${EXTRA[$i]}" = --precision ] && precision="${EXTRA[$((i + 1))]:-}"
+done
+OUT="${KGYM_BENCH_OUT:-$ROOT/docs/kernelbench-cpu${precision:+-$precision}.md}"
+PYTHON="${KGYM_BENCH_PYTHON:-$("$ROOT/dev.sh" extras | tail -n 1)}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-kb.XXXXXX")"
 # KGYM_BENCH_KEEP=1 keeps the run directory (its path is printed).
 if [ -z "${KGYM_BENCH_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; else echo "work: $WORK"; fi
@@ -37,6 +45,7 @@ concurrency: 2
 agent: {kind: reference}
 problem: {size: auto}
 verifier:
+  python: $PYTHON
   timeout_sec: 600
   timing: {budget_sec: 2}
 output: {root_dir: $WORK/runs, run_name: baseline}
@@ -44,17 +53,18 @@ EOF
 
 start=$(date +%s)
 for level in "${LEVELS[@]}"; do
-  "$KGYM" lint --bench-dir "$BENCH" --level "$level" "${CASES:-}" "${EXTRA[@]}" >"$WORK/lint-$level.txt" 2>&1 || true
+  "$KGYM" lint --bench-dir "$BENCH" --level "$level" --python "$PYTHON" "${CASES:-}" "${EXTRA[@]}" \
+    >"$WORK/lint-$level.txt" 2>&1 || true
 done
 lint_s=$(($(date +%s) - start))
 start=$(date +%s)
 "$KGYM" run --config "$WORK/baseline.yaml" "${EXTRA[@]}" >"$WORK/run.log" 2>&1 || true
 run_s=$(($(date +%s) - start))
 
-/usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$selector" "${LEVELS[@]}" <<'PY'
+/usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$selector" "${precision:-as_written}" "${LEVELS[@]}" <<'PY'
 import glob, json, os, re, statistics, subprocess, sys
-work, out, lint_s, run_s, selector = sys.argv[1:6]
-levels = sys.argv[6:]
+work, out, lint_s, run_s, selector, precision = sys.argv[1:7]
+levels = sys.argv[7:]
 run_dir = os.path.join(work, "runs", "baseline")
 results = {}
 for path in glob.glob(os.path.join(run_dir, "cases", "*", "*", "result.json")):
@@ -70,7 +80,7 @@ lines = [
     "",
     "Written by `bench/kernelbench_cpu.sh`: `kgym lint` and a baseline (A/A) `kgym run` (agent.kind:",
     "reference, problem.size: auto, one core per verification, 2 s of timing) over the levels below, on",
-    f"this machine ({os.cpu_count()} cores, torch {torch}). A baseline case's candidate is the problem's",
+    f"this machine ({os.cpu_count()} cores, torch {torch}, precision {precision}). A baseline case's candidate is the problem's",
     "own Model: every problem that runs should pass with a speedup interval containing 1. The interval's",
     "median width says how much that means.",
     "",

@@ -31,6 +31,7 @@ struct LintOptions {
   std::string selector;
   std::string size;       // --size: problem.size
   std::string precision;  // --precision: problem.precision
+  std::string python;     // --python: verifier.python
   unsigned long long seed = 0;
 };
 
@@ -45,6 +46,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
   source.sets = options.sets;
   if (!options.size.empty()) source.sets.push_back("problem.size=" + options.size);
   if (!options.precision.empty()) source.sets.push_back("problem.precision=" + options.precision);
+  if (!options.python.empty()) source.sets.push_back("verifier.python=" + options.python);
   source.overrides = options.overrides;
   auto config = load_config(source);
   if (!config) return usage_error(config.error().message);
@@ -129,6 +131,7 @@ Command add_lint_command(CLI::App& root) {
       ->capture_default_str()
       ->needs(bench_dir);
   app->add_option("--seed", options->seed, "seed of the probe inputs")->capture_default_str();
+  app->add_option("--python", options->python, "interpreter that imports torch (default: the config's, else auto-detect)");
   bench_dir->excludes(config)->excludes(set);
   return Command{app, [options, bench_dir] { return run_lint(*options, bench_dir->count() > 0); }};
 }

@@ -201,6 +201,13 @@ std::optional<fs::path> ConfigReader::path(const Entry& at, std::string_view fix
   return ec ? absolute.lexically_normal() : canonical;
 }
 
+std::optional<fs::path> ConfigReader::path_keeping_links(const Entry& at, std::string_view fix) {
+  auto value = text(at, fix);
+  if (!value) return std::nullopt;
+  fs::path raw(*value);
+  return (raw.is_absolute() ? raw : document_.base_dir(at.path) / raw).lexically_normal();
+}
+
 std::optional<std::vector<Entry>> ConfigReader::list(const Entry& at, bool scalar_ok, std::string_view fix) {
   if (scalar_ok && at.node.IsScalar()) return std::vector<Entry>{at};
   if (!at.node.IsSequence()) {

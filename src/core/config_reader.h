@@ -70,6 +70,10 @@ class ConfigReader {
   // A path, made absolute against the file's directory (or the current
   // directory for a flag value) and normalized.
   std::optional<std::filesystem::path> path(const Entry& at, std::string_view fix);
+  // The same, absolute but with its symbolic links kept: an interpreter in
+  // a venv is a link to the machine's python, and only the link's path
+  // makes it the venv's.
+  std::optional<std::filesystem::path> path_keeping_links(const Entry& at, std::string_view fix);
   // The items of a list (each with path "key.INDEX" and its own line). A
   // single scalar is accepted as a one-item list when `scalar_ok`.
   std::optional<std::vector<Entry>> list(const Entry& at, bool scalar_ok, std::string_view fix);

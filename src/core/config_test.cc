@@ -85,7 +85,7 @@ TEST_F(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(config->agent.workdir, "{workspace}/src");
   EXPECT_EQ(config->agent.artifacts, (std::vector<std::string>{"model_new.py", "notes.md"}));
   EXPECT_EQ(config->agent.model, "m1");
-  EXPECT_EQ(config->verifier.python, (fs::weakly_canonical(dir_ / "venv/bin/python")).string());
+  EXPECT_EQ(config->verifier.python, (dir_ / "venv/bin/python").lexically_normal().string());
   EXPECT_EQ(config->verifier.mode, "correctness");
   EXPECT_EQ(config->verifier.trials, 5);
   EXPECT_EQ(config->verifier.timeout, std::chrono::seconds(100));
@@ -101,6 +101,16 @@ TEST_F(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(config->overrides.at("batch_size"), 16);
   EXPECT_EQ(config->overrides.at("dim"), -1);
   EXPECT_EQ(config->monitor_poll, std::chrono::milliseconds(250));
+}
+
+TEST_F(ConfigTest, AnInterpreterInAVenvKeepsItsLink) {
+  // A venv's bin/python is a link to the machine's interpreter; resolved,
+  // it would run without the venv's packages.
+  fs::create_directories(dir_ / "venv/bin");
+  fs::create_symlink("/usr/bin/python3", dir_ / "venv/bin/python");
+  auto config = load(std::string(kMinimal) + "verifier: {python: ./venv/bin/python}\n");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->verifier.python, (dir_ / "venv/bin/python").lexically_normal().string());
 }
 
 TEST_F(ConfigTest, MissingFileIsAnErrorNotAFallback) {

@@ -114,7 +114,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
     if (auto value = reader.text(*entry, kFix)) {
       if (value->find('/') == std::string::npos) {
         verifier.python = *value;
-      } else if (auto path = reader.path(*entry, kFix)) {
+      } else if (auto path = reader.path_keeping_links(*entry, kFix)) {
         verifier.python = path->string();
       }
     }
