@@ -60,7 +60,10 @@ deps() {
 
 # Environments made from PyPI, once, under the cache directory; each is
 # complete when its `kgym-ready` file exists (it records what it holds).
-CACHE_DIR="${KGYM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kgym}"
+# As root, under /var/cache: the candidate's sandbox runs as uid 65534,
+# which cannot enter root's home (kgym refuses an interpreter it could not reach).
+if [ "$(id -u)" -eq 0 ]; then DEFAULT_CACHE=/var/cache/kgym; else DEFAULT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/kgym"; fi
+CACHE_DIR="${KGYM_CACHE_DIR:-$DEFAULT_CACHE}"
 TORCH2_VERSION=2.15.0  # the torch 2 kgym is tested with (a CUDA build on x86-64 Linux)
 EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
 
@@ -110,7 +113,40 @@ torch2() {
   local venv
   venv="$(torch2_venv)"
   make_venv "$venv" -- "torch==$TORCH2_VERSION" "einops==$EINOPS_VERSION" numpy
+  cuda_home "$venv"
   echo "$venv/bin/python"
+}
+
+# cuda_home VENV: VENV/cuda, a CUDA_HOME for building CUDA candidates
+# without a GPU: NVIDIA's nvcc wheels of the version of the CUDA runtime
+# wheel torch depends on (so nvcc's major matches torch.version.cuda), laid
+# out by scripts/cuda_home.py. A CPU build of torch gets none.
+cuda_home() {
+  local venv="$1" py="$1/bin/python"
+  [ -f "$venv/cuda/kgym-ready" ] && return
+  local found suffix version
+  found="$("$py" - <<'PY'
+import importlib.metadata as md
+for name, suffix in (("nvidia-cuda-runtime", ""), ("nvidia-cuda-runtime-cu12", "-cu12")):
+    try:
+        print(suffix or "-", md.version(name))
+        break
+    except md.PackageNotFoundError:
+        pass
+PY
+)"
+  if [ -z "$found" ]; then log "torch in $venv has no CUDA runtime wheel: no CUDA_HOME"; return; fi
+  read -r suffix version <<<"$found"
+  [ "$suffix" = - ] && suffix=""
+  local start=$SECONDS
+  local wheels=("nvidia-cuda-nvcc$suffix==$version")
+  # CUDA 13 splits nvcc's compiler back end and headers into wheels of their own.
+  [ -z "$suffix" ] && wheels+=("nvidia-nvvm==$version" "nvidia-cuda-crt==$version")
+  "$py" -m pip install -q --no-cache-dir --disable-pip-version-check "${wheels[@]}"
+  rm -rf "$venv/cuda"
+  "$py" "$ROOT/scripts/cuda_home.py" "$venv/cuda" >/dev/null
+  "$venv/cuda/bin/nvcc" --version | tail -n 1 >"$venv/cuda/kgym-ready"
+  log "made $venv/cuda in $((SECONDS - start)) s: $(cat "$venv/cuda/kgym-ready")"
 }
 
 extras() {

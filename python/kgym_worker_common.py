@@ -5,6 +5,7 @@ import ctypes
 import os
 import shutil
 import sys
+import tempfile
 import time
 import traceback
 
@@ -110,9 +111,20 @@ def die_with_parent():
 
 
 def setup_compile_env(scratch, compile_cache):
-    """Private extension dir per worker; identical sources rebuild via ccache."""
+    """Private extension dir per worker; identical sources rebuild via ccache.
+    Temporary files and torch's compile caches go inside the scratch dir too:
+    torch 2 asks tempfile for a directory the first time it imports
+    torch._dynamo (lazily, in a forward), and tempfile tries each candidate
+    directory by creating a file in it; done here, before the escape guard,
+    the answer is cached and inside."""
     os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(scratch, "torch_extensions")
     os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"], exist_ok=True)
+    os.environ["TMPDIR"] = os.path.join(scratch, "tmp")
+    os.makedirs(os.environ["TMPDIR"], exist_ok=True)
+    tempfile.tempdir = None
+    tempfile.gettempdir()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(scratch, "torchinductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton")
     ccache = shutil.which("ccache")
     if not compile_cache or not ccache or "CXX" in os.environ:
         return
@@ -124,6 +136,8 @@ def setup_compile_env(scratch, compile_cache):
     os.environ["CCACHE_BASEDIR"] = scratch
     os.environ["CCACHE_NOHASHDIR"] = "1"
     os.environ.setdefault("CCACHE_SLOPPINESS", "time_macros,include_file_mtime,include_file_ctime")
+    if torch_wraps_compiler():
+        return
     bin_dir = os.path.join(scratch, "bin")
     os.makedirs(bin_dir, exist_ok=True)
     # The name contains "g++" so torch's compiler check accepts the wrapper.
@@ -132,3 +146,12 @@ def setup_compile_env(scratch, compile_cache):
         f.write(f'#!/bin/sh\nexec "{ccache}" "{compiler}" "$@"\n')
     os.chmod(wrapper, 0o755)
     os.environ["CXX"] = wrapper
+
+
+def torch_wraps_compiler():
+    """Whether torch's cpp_extension puts ccache before the compiler itself
+    when ccache is on PATH (newer torch 2 releases): a wrapper of ours then
+    runs as `ccache ccache-g++`, which ccache refuses."""
+    from torch.utils import cpp_extension
+
+    return hasattr(cpp_extension, "_wrap_compiler") and not os.environ.get("TORCH_NO_COMPILER_WRAPPER")

@@ -11,8 +11,10 @@
 #include "core/case_paths.h"
 #include "core/config.h"
 #include "util/fs.h"
+#include "util/sandbox.h"
 #include "util/temp_dir.h"
 #include "verify/verifier.h"
+#include "worker/candidate_sandbox.h"
 #include "worker/python_env.h"
 
 namespace kgym::app {
@@ -120,10 +122,15 @@ int run_verify(const VerifyOptions& o) {
     if (!python) return usage_error(python.error());
     req->python = python->python;
   }
-  // A run checked its backend once before any case (its children pass --request).
+  // A run checked its backend and interpreter once before any case (its
+  // children pass --request).
   if (o.request_file.empty()) {
     if (auto usable = verify::check_backend(req->python, req->config.backend); !usable)
       return usage_error(usable.error());
+    if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {
+      if (auto reachable = verify::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
+        return usage_error(reachable.error());
+    }
   }
   // Without a scratch dir of its own a verification gets a temporary one,
   // kept for its log when the candidate did not pass.

@@ -21,6 +21,7 @@
 #include "util/fs.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
+#include "worker/candidate_sandbox.h"
 #include "worker/child_process.h"
 #include "worker/probe.h"
 #include "worker/python_env.h"
@@ -213,6 +214,11 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
   if (!sandbox) {
     printer.error(fmt::format("kgym: {}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
+    return CampaignStatus::kUsageError;
+  }
+  if (auto reachable = verify::check_interpreter_reachable(config.sandbox, *sandbox, python->python);
+      !reachable) {
+    printer.error(fmt::format("kgym: {}: key 'verifier.python': {}", config.source.string(), reachable.error()));
     return CampaignStatus::kUsageError;
   }
   if (auto ok = util::make_dirs(config.output_root); !ok) {

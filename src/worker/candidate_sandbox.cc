@@ -1,5 +1,6 @@
 #include "worker/candidate_sandbox.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -61,6 +62,37 @@ util::SandboxPolicy base_policy(const SandboxConfig& config, util::SandboxMode m
 std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode) {
   if (config.drop_privileges && ::geteuid() == 0 && mode != util::SandboxMode::kNone) return kUnprivilegedUid;
   return std::nullopt;
+}
+
+std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig& config, util::SandboxMode mode,
+                                                             const std::string& python) {
+  auto uid = candidate_uid(config, mode);
+  if (!uid) return {};
+  auto found = util::find_executable(python);
+  if (!found) return {};  // resolve_python has said so already
+  fs::path path = fs::absolute(*found).lexically_normal();
+  auto fix = [&](const std::string& what) {
+    return fmt::format(
+        "the candidate runs as uid {} and cannot use the interpreter {}: {}; put the environment where "
+        "others can read it (./dev.sh torch2 makes it under /var/cache/kgym when run as root) or set "
+        "sandbox.drop_privileges: false",
+        *uid, path.string(), what);
+  };
+  auto others_may = [&](const fs::path& at, mode_t others_bit, mode_t owner_bit) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) != 0) return true;  // nothing to judge
+    if (st.st_uid == *uid) return (st.st_mode & owner_bit) != 0;
+    return (st.st_mode & others_bit) != 0;
+  };
+  for (fs::path dir = path.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (!others_may(dir, S_IXOTH, S_IXUSR))
+      return std::unexpected(fix(fmt::format("others may not enter {}", dir.string())));
+  }
+  fs::path venv_config = path.parent_path().parent_path() / "pyvenv.cfg";
+  std::error_code ec;
+  if (fs::exists(venv_config, ec) && !others_may(venv_config, S_IROTH, S_IRUSR))
+    return std::unexpected(fix(fmt::format("others may not read {}", venv_config.string())));
+  return {};
 }
 
 std::expected<CandidateBox, std::string> make_warm_candidate_box(

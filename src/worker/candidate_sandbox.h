@@ -41,6 +41,15 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
 // with sandbox.drop_privileges and a sandbox mode other than none.
 std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode);
 
+// Whether the candidate's uid (when it is not kgym's) can reach `python`
+// and its environment: every directory on the interpreter's path (as given,
+// links kept: a venv's bin/python is one) must let others enter, and a
+// venv's pyvenv.cfg let them read. A venv under root's 0700 home fails
+// here, with the directory and the fix, instead of as a candidate that
+// cannot import torch, or imports the machine's instead.
+std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig& config, util::SandboxMode mode,
+                                                             const std::string& python);
+
 // The box of a warm candidate zygote (worker/zygote.h), started once per
 // device: the same limits, namespaces, hidden directories and uid as
 // make_candidate_box, with `worker_dir` (the worker's script) read-only and

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "util/temp_dir.h"
 
@@ -21,6 +22,32 @@ TEST(CandidateBox, PathsUnderScratchAreMappedIntoTheBox) {
   EXPECT_EQ(box.inside("/elsewhere/file.py", "/run/x/verify"), fs::path("/elsewhere/file.py"));
   CandidateBox unboxed;
   EXPECT_EQ(unboxed.inside("/run/x/verify/a.py", "/run/x/verify"), fs::path("/run/x/verify/a.py"));
+}
+
+TEST(CandidateBox, AnInterpreterTheCandidatesUidCannotReachIsRefusedWithTheDirectory) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the candidate keeps kgym's uid unless kgym runs as root";
+  util::TempDir temp("kgym-box");
+  fs::path home = temp.path() / "home", venv = home / "venv";
+  fs::create_directories(venv / "bin");
+  fs::create_symlink("/usr/bin/python3", venv / "bin" / "python");
+  std::ofstream(venv / "pyvenv.cfg") << "home = /usr/bin\n";
+  fs::permissions(temp.path(), fs::perms::others_exec, fs::perm_options::add);
+  fs::permissions(home, fs::perms::owner_all);  // 0700, as root's home is
+  SandboxConfig config;
+  config.drop_privileges = true;
+  std::string python = (venv / "bin" / "python").string();
+  auto refused = check_interpreter_reachable(config, util::SandboxMode::kBwrap, python);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("others may not enter " + home.string()), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().find("sandbox.drop_privileges"), std::string::npos);
+  // Reachable once others may enter; not judged when nothing drops privileges.
+  fs::permissions(home, fs::perms::others_exec, fs::perm_options::add);
+  EXPECT_TRUE(check_interpreter_reachable(config, util::SandboxMode::kBwrap, python));
+  fs::permissions(venv / "pyvenv.cfg", fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_FALSE(check_interpreter_reachable(config, util::SandboxMode::kBwrap, python));
+  EXPECT_TRUE(check_interpreter_reachable(config, util::SandboxMode::kNone, python));
+  config.drop_privileges = false;
+  EXPECT_TRUE(check_interpreter_reachable(config, util::SandboxMode::kBwrap, python));
 }
 
 TEST(CandidateBox, NoneKeepsPathsAndStillLimits) {
