@@ -24,6 +24,7 @@ from kgym_worker_common import (
     exception_line,
     log,
     setup_compile_env,
+    torch_build,
     started_ns,
     traceback_tail,
 )
@@ -569,6 +570,7 @@ def serve(args):
                 log(f"lease: {unfiltered}; affinity is checked after every timed call instead")
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
+             "torch_build": torch_build(torch), "python": sys.executable,
              "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
              "steady_allocator": side.backend.steady_allocator}

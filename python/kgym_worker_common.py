@@ -110,6 +110,17 @@ def die_with_parent():
         os._exit(1)
 
 
+def torch_build(torch):
+    """What this torch was built for: "cuda 13.2", "rocm 6.2", "npu" or "cpu"."""
+    if getattr(torch.version, "hip", None):
+        return f"rocm {torch.version.hip}"
+    if getattr(torch.version, "cuda", None):
+        return f"cuda {torch.version.cuda}"
+    if "torch_npu" in sys.modules or hasattr(torch, "npu"):
+        return "npu"
+    return "cpu"
+
+
 def setup_compile_env(scratch, compile_cache):
     """Private extension dir per worker; identical sources rebuild via ccache.
     Temporary files and torch's compile caches go inside the scratch dir too:

@@ -32,6 +32,7 @@ struct CompareArgs {
 struct LoadedRun {
   report::Summary summary;
   std::set<std::string> precisions;  // problem.precision of its results
+  std::set<std::string> torches;     // "VERSION (BUILD)" of its results that record one
 };
 
 // The summary of one run, or nullopt after telling the user why not.
@@ -50,7 +51,11 @@ std::optional<LoadedRun> load_run(const std::string& dir) {
   }
   report::RecoveredRunInfo recovered = report::recover_run_info(dir, loaded);
   LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}};
-  for (const CaseResult& r : loaded.results) run.precisions.insert(r.precision);
+  for (const CaseResult& r : loaded.results) {
+    run.precisions.insert(r.precision);
+    if (r.environment && !r.environment->torch_version.empty())
+      run.torches.insert(fmt::format("torch {} ({})", r.environment->torch_version, r.environment->torch_build));
+  }
   return run;
 }
 
@@ -64,18 +69,33 @@ std::string precision_warning(const LoadedRun& a, const LoadedRun& b) {
       "A", fmt::join(a.precisions, ", "), "B", fmt::join(b.precisions, ", "));
 }
 
+// "" unless the runs' results name different torches.
+std::string torch_warning(const LoadedRun& a, const LoadedRun& b) {
+  if (a.torches.empty() || b.torches.empty() || a.torches == b.torches) return "";
+  return fmt::format(
+      "warning: the runs used different torch builds ({}: {}; {}: {}): the reference each kernel is timed "
+      "against differs, so speedups may move with torch, not with the kernels",
+      "A", fmt::join(a.torches, ", "), "B", fmt::join(b.torches, ", "));
+}
+
 int run_compare_command(const CompareArgs& args) {
   auto a = load_run(args.run_a);
   auto b = load_run(args.run_b);
   if (!a || !b) return kExitUsage;
   report::Comparison comparison = report::compare_runs(a->summary, b->summary);
   std::string warning = precision_warning(*a, *b);
+  if (std::string torch = torch_warning(*a, *b); !torch.empty())
+    warning = warning.empty() ? torch : warning + "\n" + torch;
   if (!warning.empty()) fmt::print("{}\n\n", warning);
   int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
   fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
   if (!args.markdown_file.empty()) {
     std::string md = report::comparison_markdown(comparison, args.run_a, args.run_b, args.all_cases);
-    if (!warning.empty()) md = "> **" + warning + "**\n\n" + md;
+    for (std::string_view rest = warning; !rest.empty();) {  // one quoted line per warning
+      auto end = rest.find('\n');
+      md = fmt::format("> **{}**\n\n", rest.substr(0, end)) + md;
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
     if (auto ok = util::write_file_atomic(args.markdown_file, md); !ok) {
       fmt::print(stderr, "kgym compare: --md {}: {}\n", args.markdown_file, ok.error());
       return kExitUsage;

@@ -244,6 +244,10 @@ json to_json(const CaseResult& r) {
   if (r.problem) j["problem"] = {{"sizes", to_json(*r.problem)}};
   if (r.baseline) j["baseline"] = true;
   j["precision"] = r.precision;
+  if (r.environment)
+    j["environment"] = {{"python", r.environment->python},
+                        {"torch", r.environment->torch_version},
+                        {"torch_build", r.environment->torch_build}};
   return j;
 }
 
@@ -367,6 +371,8 @@ CaseResult result_from_json(const json& j) {
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
   r.baseline = j.value("baseline", false);
   r.precision = j.value("precision", "as_written");
+  if (auto it = j.find("environment"); it != j.end() && it->is_object())
+    r.environment = TorchEnvironment{it->value("python", ""), it->value("torch", ""), it->value("torch_build", "")};
   if (auto it = j.find("problem"); it != j.end() && it->is_object() && it->contains("sizes"))
     r.problem = problem_sizes_from_json(it->at("sizes"));
   return r;

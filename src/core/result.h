@@ -201,6 +201,14 @@ nlohmann::json to_json(const ProblemSizes& s);
 std::string describe_sizes(const ProblemSizes& s);
 ProblemSizes problem_sizes_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
+// The interpreter that ran the verification and its torch, as the
+// reference worker reported them (`environment` in result.json).
+struct TorchEnvironment {
+  std::string python;         // the interpreter's path as kgym ran it
+  std::string torch_version;  // torch.__version__
+  std::string torch_build;    // "cpu", "cuda 13.2", "rocm 6.2", "npu"
+};
+
 struct CaseResult {
   int schema_version = kResultSchemaVersion;
   std::string case_id;  // "<level>/<N>_<Name>"
@@ -220,6 +228,7 @@ struct CaseResult {
   // A/A run): the instrument's calibration, never a solve.
   bool baseline = false;
   std::string precision = "as_written";  // problem.precision
+  std::optional<TorchEnvironment> environment;
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
 };

@@ -50,5 +50,18 @@ TEST(ProblemSizes, DescribedWithTheirOriginals) {
   EXPECT_EQ(describe_sizes(ProblemSizes{}), "sizes as written");
 }
 
+TEST(TorchEnvironment, SurvivesTheResultJsonAndIsAbsentWhenUnknown) {
+  CaseResult r;
+  r.environment = TorchEnvironment{"/var/cache/kgym/torch2/bin/python", "2.15.0+cu132", "cuda 13.2"};
+  nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["environment"]["torch"], "2.15.0+cu132");
+  CaseResult back = result_from_json(j);
+  ASSERT_TRUE(back.environment);
+  EXPECT_EQ(back.environment->python, "/var/cache/kgym/torch2/bin/python");
+  EXPECT_EQ(back.environment->torch_build, "cuda 13.2");
+  EXPECT_FALSE(to_json(CaseResult{}).contains("environment"));
+  EXPECT_FALSE(result_from_json(to_json(CaseResult{})).environment);
+}
+
 }  // namespace
 }  // namespace kgym

@@ -52,8 +52,9 @@ struct RunRecord {
 
 // Creates (or, for --resume, reopens) the run directory and writes run.json.
 std::expected<RunRecord, std::string> open_run_dir(const Config& config, const CampaignOptions& options,
-                                                   const std::vector<Case>& cases, const std::string& python,
-                                                   const std::string& torch_version) {
+                                                   const std::vector<Case>& cases,
+                                                   const verify::PythonEnv& env) {
+  const std::string& torch_version = env.torch_version;
   RunRecord record;
   record.started_at = util::unix_now();
   nlohmann::json previous;
@@ -105,8 +106,9 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   if (options.force) run["forced_at"] = record.started_at;
   run["backend"] = config.verifier.backend;
   run["mode"] = config.verifier.mode;
-  run["python"] = python;
+  run["python"] = env.python;
   run["torch_version"] = torch_version;
+  run["torch_build"] = env.torch_build;
   record.machine = machine_info(config, torch_version);
   run["machine"] = record.machine;
   std::vector<std::string> ids;
@@ -225,7 +227,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;
   }
-  auto record = open_run_dir(config, options, *cases, python->python, python->torch_version);
+  auto record = open_run_dir(config, options, *cases, *python);
   if (!record) {
     printer.error(fmt::format("kgym: {}", record.error()));
     return CampaignStatus::kUsageError;
@@ -246,7 +248,8 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
       fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, concurrency {}, devices [{}]",
                   cases->size(), config.verifier.backend, config.verifier.mode, config.agent.kind,
                   config.concurrency, fmt::join(config.devices, ", ")));
-  printer.line(fmt::format("  python:  {} (torch {})", python->python, python->torch_version));
+  printer.line(fmt::format("  python:  {} (torch {}, {})", python->python, python->torch_version,
+                           python->torch_build.empty() ? "build unknown" : python->torch_build));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
   printer.line(fmt::format("  isolation: agent {}; candidate {}{}",

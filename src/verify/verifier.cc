@@ -82,6 +82,10 @@ void Verification::note_hello(Role role, const Message& hello) {
         std::chrono::duration<double>(w.requested() - first_asked).count() + startup->total_s();
     result_.timings.worker_start_s = std::max(result_.timings.worker_start_s.value_or(0), since_first);
   }
+  if (role == Role::kReference) {
+    result_.environment = TorchEnvironment{req_.python, hello.header.value("torch_version", ""),
+                                           hello.header.value("torch_build", "")};
+  }
   auto cores = hello.header.find("cores");
   if (cores == hello.header.end() || !cores->is_array()) return;
   if (role == Role::kReference) {

@@ -16,11 +16,17 @@ namespace {
 
 constexpr std::string_view kMarker = "KGYM_TORCH_VERSION=";
 
+// "VERSION BUILD" of the interpreter's torch (the build as the worker's
+// torch_build() names it).
 std::expected<std::string, std::string> torch_version_of(const std::string& python,
                                                          std::chrono::seconds per_try) {
-  auto run =
-      run_captured({python, "-c", fmt::format("import torch; print('{}' + torch.__version__)", kMarker)},
-                   Clock::now() + per_try);
+  auto run = run_captured(
+      {python, "-c",
+       fmt::format("import torch; v = torch.version; print('{}' + torch.__version__ + ' ' + ("
+                   "'rocm ' + v.hip if getattr(v, 'hip', None) else 'cuda ' + v.cuda if getattr(v, 'cuda', None) "
+                   "else 'npu' if hasattr(torch, 'npu') else 'cpu'))",
+                   kMarker)},
+      Clock::now() + per_try);
   if (!run) return std::unexpected(run.error());
   if (auto at = run->output.find(kMarker);
       !run->exit.signaled && run->exit.code == 0 && at != std::string::npos) {
@@ -88,7 +94,11 @@ std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::st
   std::vector<std::string> failures;
   for (const auto& python : candidates) {
     auto version = torch_version_of(python, per_try);
-    if (version) return PythonEnv{python, *version};
+    if (version) {
+      auto space = version->find(' ');
+      return PythonEnv{python, version->substr(0, space),
+                       space == std::string::npos ? "" : version->substr(space + 1)};
+    }
     failures.push_back(fmt::format("{} ({})", python, version.error()));
   }
   if (configured) {

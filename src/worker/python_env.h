@@ -19,6 +19,7 @@ std::vector<std::string> worker_base_env();
 struct PythonEnv {
   std::string python;         // the interpreter as given or found on PATH
   std::string torch_version;  // torch.__version__
+  std::string torch_build;    // "cpu", "cuda 13.2", "rocm 6.2", "npu"
 };
 
 // The configured interpreter if any (it must import torch), else the first

@@ -24,6 +24,22 @@ check "Markdown aggregate table" grep -qF "| correct | 55.6% | 62.5% | +6.9 pp |
 check "Markdown case table" grep -qF '| `level1/3_SumReduction` | fail\_correctness | pass | — → 1.45× | **fixed** |' "$MD"
 check "Markdown holds no raw JSON" bash -c "! grep -q '[{}]' '$MD'"
 
+check "the fixture runs name no torch: no torch warning" bash -c "! grep -q 'different torch' <<<\"\$0\"" "$OUT"
+# Copies whose results name different torch builds.
+cp -r "$A" "$TMP/a" && cp -r "$B" "$TMP/b"
+/usr/bin/python3 - "$TMP/a" "$TMP/b" <<'PY'
+import glob, json, sys
+for run, version, build in ((sys.argv[1], "1.13.0", "cpu"), (sys.argv[2], "2.15.0+cu132", "cuda 13.2")):
+    for path in glob.glob(run + "/cases/*/*/result.json"):
+        r = json.load(open(path))
+        r["environment"] = {"python": "/usr/bin/python3", "torch": version, "torch_build": build}
+        json.dump(r, open(path, "w"), indent=2)
+PY
+expect_exit 0 "kgym compare across torch versions" "$KGYM" compare "$TMP/a" "$TMP/b" --md "$TMP/torch.md"
+expect_output "warning: the runs used different torch builds \(A: torch 1\.13\.0 \(cpu\); B: torch 2\.15\.0\+cu132 \(cuda 13\.2\)\)" \
+  "warns that the torch builds differ"
+check "and so does the Markdown" grep -q '^> \*\*warning: the runs used different torch builds' "$TMP/torch.md"
+
 expect_exit 2 "a directory that is not a run is a usage error" "$KGYM" compare "$A" "$TMP"
 expect_output "is not a kgym run directory" "says which argument is wrong"
 
