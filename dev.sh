@@ -2,6 +2,7 @@
 # Developer entry point; each command installs what is missing first.
 #   ./dev.sh demo    build the kgym binary alone and run it on the bundled sample set
 #   ./dev.sh test    build kgym and run the whole test suite
+#   ./dev.sh test-torch2  the worker-facing tests again, against torch 2 (makes its venv once)
 #   ./dev.sh build   install dependencies and build only
 #   ./dev.sh deps    install dependencies only
 #   ./dev.sh torch2  make (once) the torch-2 environment and a CUDA_HOME; prints its python
@@ -66,6 +67,8 @@ if [ "$(id -u)" -eq 0 ]; then DEFAULT_CACHE=/var/cache/kgym; else DEFAULT_CACHE=
 CACHE_DIR="${KGYM_CACHE_DIR:-$DEFAULT_CACHE}"
 TORCH2_VERSION=2.15.0  # the torch 2 kgym is tested with (a CUDA build on x86-64 Linux)
 EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
+
+TORCH2_TESTS='^(e2e_10_demo|e2e_20_verify|e2e_52_sizes|e2e_70_runtime_exploits|e2e_72_warm_workers|e2e_73_opencode_client|e2e_77_torch_versions|e2e_78_cuda_build)$|^(TimingTest|VerifierTest|WarmPool|WarmWorkers|ZygoteChild|MemoryDeath|ExploitCorpus)\.'
 
 # need PACKAGE...: the Debian packages one command needs beyond deps().
 need() {
@@ -190,8 +193,20 @@ case "$cmd" in
     cd "$BUILD_DIR"
     ctest --output-on-failure -j "$(nproc)" "$@"
     ;;
+  test-torch2)
+    # The tests whose outcome depends on the worker's torch: the demo, verify,
+    # the runtime exploit and honest corpora, warm workers, the timing
+    # session, the opencode client, problem sizes, torch-2-only problems;
+    # with the torch-2 venv's python3 first on PATH, which kgym then finds.
+    build
+    python="$(torch2)"
+    cd "$BUILD_DIR"
+    log "worker-facing tests against $("$python" -c 'import torch; print("torch", torch.__version__)') ($python)"
+    PATH="$(dirname "$python"):$PATH" CUDA_HOME="$(dirname "$(dirname "$python")")/cuda" \
+      ctest --output-on-failure -j "$(nproc)" -R "$TORCH2_TESTS" "$@"
+    ;;
   *)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

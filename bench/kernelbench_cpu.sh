@@ -12,6 +12,7 @@
 #   KGYM_BENCH_CASES="1:20"            a selector within each level (default: all)
 #   KGYM_BENCH_OUT=FILE                where the table goes (default: docs/kernelbench-cpu.md,
 #                                      docs/kernelbench-cpu-PRECISION.md with --precision)
+#   KGYM_BENCH_REPORT=DIR              only write the table again, from a work dir kept before
 #   KGYM_BENCH_PYTHON=PATH             the workers' interpreter (default: `./dev.sh extras`,
 #                                      Debian's torch with einops, which level 3 imports)
 #   e.g. bench/kernelbench_cpu.sh ../shared/KernelBench build/kgym --precision bfloat16
@@ -30,13 +31,18 @@ for ((i = 0; i < ${#EXTRA[@]}; i++)); do
   [ "${EXTRA[$i]}" = --precision ] && precision="${EXTRA[$((i + 1))]:-}"
 done
 OUT="${KGYM_BENCH_OUT:-$ROOT/docs/kernelbench-cpu${precision:+-$precision}.md}"
-PYTHON="${KGYM_BENCH_PYTHON:-$("$ROOT/dev.sh" extras | tail -n 1)}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-kb.XXXXXX")"
-# KGYM_BENCH_KEEP=1 keeps the run directory (its path is printed).
-if [ -z "${KGYM_BENCH_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; else echo "work: $WORK"; fi
+[ -n "${KGYM_BENCH_REPORT:-}" ] || PYTHON="${KGYM_BENCH_PYTHON:-$("$ROOT/dev.sh" extras | tail -n 1)}"
+if [ -n "${KGYM_BENCH_REPORT:-}" ]; then
+  WORK="$KGYM_BENCH_REPORT"
+else
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-kb.XXXXXX")"
+  # KGYM_BENCH_KEEP=1 keeps the run directory (its path is printed).
+  if [ -z "${KGYM_BENCH_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; else echo "work: $WORK"; fi
+fi
 
 selector=""
 for level in "${LEVELS[@]}"; do selector+="${selector:+;}$level=${CASES:-1:1000}"; done
+if [ -z "${KGYM_BENCH_REPORT:-}" ]; then
 cat >"$WORK/baseline.yaml" <<EOF
 bench_dir: $BENCH
 cases: "$selector"
@@ -60,6 +66,10 @@ lint_s=$(($(date +%s) - start))
 start=$(date +%s)
 "$KGYM" run --config "$WORK/baseline.yaml" "${EXTRA[@]}" >"$WORK/run.log" 2>&1 || true
 run_s=$(($(date +%s) - start))
+echo "$lint_s $run_s" >"$WORK/times.txt"
+
+fi
+read -r lint_s run_s <"$WORK/times.txt"
 
 /usr/bin/python3 - "$WORK" "$OUT" "$lint_s" "$run_s" "$selector" "${precision:-as_written}" "${LEVELS[@]}" <<'PY'
 import glob, json, os, re, statistics, subprocess, sys

@@ -125,8 +125,13 @@ int run_verify(const VerifyOptions& o) {
   // A run checked its backend and interpreter once before any case (its
   // children pass --request).
   if (o.request_file.empty()) {
-    if (auto usable = verify::check_backend(req->python, req->config.backend); !usable)
-      return usage_error(usable.error());
+    if (auto usable = verify::check_backend(req->python, req->config.backend); !usable) {
+      // A CUDA build of torch without a GPU still builds CUDA candidates.
+      std::string_view builds_on = backend_named(req->config.backend).builds_on_torch;
+      auto env = verify::resolve_python(req->python);
+      if (builds_on.empty() || !env || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
+      req->build_only = usable.error();
+    }
     if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {
       if (auto reachable = verify::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
         return usage_error(reachable.error());

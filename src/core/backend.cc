@@ -45,6 +45,7 @@ const std::array<Backend, 3>& table() {
           .agent_device_env = {"CUDA_VISIBLE_DEVICES"},
           .device_glue = true,
           .runtime_module = "CUDA",
+          .builds_on_torch = "cuda ",
       },
       Backend{
           .id = BackendId::kNpu,

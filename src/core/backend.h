@@ -64,6 +64,10 @@ struct Backend {
   // The Python module that adds the backend to torch, imported before
   // torch.<name>.is_available() is asked ("" when torch has it built in).
   std::string_view torch_extension;
+  // The torch build ("cuda 13.2") that builds this backend's candidates
+  // without a device: `kgym verify` then builds and ends as
+  // device_unavailable. "" when a device is needed to build.
+  std::string_view builds_on_torch = "";
 
   // The tolerance for comparing outputs of `dtype` when the config sets none.
   Tolerance default_tolerance(const std::string& dtype) const;

@@ -13,6 +13,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::kCrash: return "crash";
     case Verdict::kGenerationFailed: return "generation_failed";
     case Verdict::kReferenceError: return "reference_error";
+    case Verdict::kDeviceUnavailable: return "device_unavailable";
     case Verdict::kHarnessError: return "harness_error";
   }
   return "harness_error";

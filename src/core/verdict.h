@@ -16,13 +16,14 @@ enum class Verdict {
   kCrash,
   kGenerationFailed,
   kReferenceError,
+  kDeviceUnavailable,  // built, but no device here to run it on
   kHarnessError,
 };
 
 inline constexpr Verdict kAllVerdicts[] = {
     Verdict::kPass,           Verdict::kFailCorrectness, Verdict::kFailCheat, Verdict::kCompileError,
     Verdict::kRuntimeError,   Verdict::kTimeout,         Verdict::kCrash,     Verdict::kGenerationFailed,
-    Verdict::kReferenceError, Verdict::kHarnessError,
+    Verdict::kReferenceError, Verdict::kDeviceUnavailable, Verdict::kHarnessError,
 };
 
 // Stable snake_case name used in JSON and reports ("fail_correctness").

@@ -52,6 +52,7 @@ std::string_view verdict_color(std::string_view verdict) {
   if (verdict == "crash") return "#6d4c41";
   if (verdict == "generation_failed") return "#757575";
   if (verdict == "reference_error") return "#546e7a";
+  if (verdict == "device_unavailable") return "#90a4ae";
   if (verdict == "harness_error") return "#212121";
   return "#cfd8dc";  // not_run
 }

@@ -269,6 +269,8 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.kgym_argv0 = options.kgym_argv0;
   sched.worker_script = worker;
   sched.python = python->python;
+  sched.torch_version = python->torch_version;
+  sched.torch_build = python->torch_build;
   sched.run_seed = record->seed;
   sched.interrupt_fd = options.interrupt_fd;
   if (auto binary = agent->binary()) {

@@ -388,6 +388,10 @@ Step SampleFlow::finish(CaseResult result) {
   if (!generation_.agent.empty()) result.generation = generation_;
   result.timings.generate_s = generate_s_;
   result.timings.total_s = util::Seconds(clock_.now() - started_).count();
+  // A case that ended before a reference worker said what it ran on (an
+  // agent failure, a reference the probe found broken) gets the run's.
+  if (!result.environment && !options_.torch_version.empty())
+    result.environment = TorchEnvironment{options_.python, options_.torch_version, options_.torch_build};
   phase_ = Phase::kDone;
   result_ = result;
   return Finished{std::move(result)};

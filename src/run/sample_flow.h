@@ -51,6 +51,7 @@ struct FlowOptions {
   std::vector<std::string> kgym_argv0;  // how to re-run this binary: {"/path/kgym"}
   std::filesystem::path worker_script;  // the Python worker, written for this run
   std::string python;                   // resolved interpreter
+  std::string torch_version, torch_build;  // its torch, for results no reference worker reported on
   std::uint64_t run_seed = 0;
   std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case
   // Unfinished samples start from scratch even when a generated candidate

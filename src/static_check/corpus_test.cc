@@ -75,6 +75,30 @@ TEST(ExploitCorpus, EveryStaticExploitIsCaughtByItsRule) {
   }
 }
 
+TEST(ExploitCorpus, CudaExploitsAreCaughtAndTheCudaSamplesAreClean) {
+  CheckOptions cuda{.backend = "cuda"};
+  auto files = python_files(kSource / "tests/exploits/cuda");
+  ASSERT_GE(files.size(), 2u);
+  std::set<std::string> rules;
+  for (const auto& file : files) {
+    std::string source = read(file);
+    std::string head = docstring_head(source);
+    std::string rule = head.substr(0, head.find(':'));
+    auto findings = check_candidate(source, file.filename().string(), cuda);
+    EXPECT_TRUE(std::ranges::any_of(findings, [&](const Finding& f) { return f.rule == rule && f.fatal(); }))
+        << file << " is not caught by " << rule << describe(findings);
+    rules.insert(rule);
+  }
+  EXPECT_TRUE(rules.contains("static.cpp_library_call"));
+  EXPECT_TRUE(rules.contains("static.side_stream"));
+  auto samples = python_files(kSource / "data/sample/solutions_cuda");
+  ASSERT_GE(samples.size(), 2u);
+  for (const auto& file : samples) {
+    auto findings = check_candidate(read(file), "model_new.py", cuda);
+    EXPECT_EQ(first_fatal(findings), nullptr) << file << describe(findings);
+  }
+}
+
 TEST(ExploitCorpus, HonestCandidatesHaveNoFatalFinding) {
   auto files = python_files(kSource / "tests/exploits/honest");
   ASSERT_GE(files.size(), 5u);

@@ -191,9 +191,21 @@ bool is_introspection(const Word& w) {
                     parts.back() == "delattr");
 }
 
+// NVIDIA's and others' GPU libraries: a call computes the op in the library.
+bool is_vendor_library_call(const std::vector<std::string>& parts) {
+  if (parts.empty()) return false;
+  for (std::string_view prefix : {"cublas", "cudnn", "cusparse", "cufft", "cusolver"}) {
+    if (parts.back().starts_with(prefix)) return true;
+  }
+  // cub::DeviceReduce::Sum, cutlass::gemm::..., at::cuda::blas::gemm
+  return parts.size() >= 2 && (parts[0] == "cub" || parts[0] == "cutlass" || parts[0] == "thrust" ||
+                               std::ranges::find(parts, "blas") != parts.end());
+}
+
 bool is_library_call(const Word& w) {
   if (w.method) return kComputeMethods.contains(w.text);
   auto parts = split_qualified(w.text);
+  if (is_vendor_library_call(parts)) return true;
   if (parts.size() < 2 || (parts[0] != "at" && parts[0] != "torch")) return false;
   if (std::ranges::find(parts, "native") != parts.end()) return true;
   if (std::ranges::find(parts, "functional") != parts.end()) return true;
@@ -316,6 +328,16 @@ CppScan scan_cpp(std::string_view source) {
       continue;
     }
     if (w.text == "__global__") scan.has_cuda_kernel = true;
+    if (auto last = split_qualified(w.text); !last.empty() && !w.method) {
+      const std::string& name = last.back();
+      if (name.starts_with("cudaStreamCreate") || name == "getStreamFromPool" || name == "getStreamFromExternal" ||
+          name == "cudaStreamPerThread" || name == "cudaStreamNonBlocking")
+        scan.side_streams.push_back({w.text, w.line});
+      if (name == "cudaStreamSynchronize" || name == "cudaDeviceSynchronize" || name == "cudaEventSynchronize" ||
+          name == "cudaStreamWaitEvent")
+        scan.synchronizes = true;
+    }
+    if (w.method && (w.text == "synchronize" || w.text == "wait_stream")) scan.synchronizes = true;
     if (kReducedPrecision.contains(w.text)) scan.reduced_precision.push_back({w.text, w.line});
     if (is_introspection(w)) scan.introspection.push_back({(w.method ? "." : "") + w.text, w.line});
     bool call = i + 1 < ws.size() && (ws[i + 1].text == "(" || (!w.method && ws[i + 1].text == "<"));

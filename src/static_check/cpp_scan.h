@@ -25,6 +25,10 @@ struct CppScan {
   // timing code): c10::impl::TorchDispatchModeTLS, py::module_::import,
   // PyObject_SetAttrString, ...
   std::vector<CppHit> introspection;
+  // Streams other than the current one: cudaStreamCreate*, getStreamFromPool,
+  // cudaStreamPerThread, ... Work launched there is not in the timer's stream.
+  std::vector<CppHit> side_streams;
+  bool synchronizes = false;              // cudaStreamSynchronize, cudaDeviceSynchronize, ...
   bool has_function_body = false;         // some function (not a macro block) has a statement
   bool has_cuda_kernel = false;           // a __global__ function
 };

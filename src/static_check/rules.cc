@@ -158,6 +158,18 @@ void check_cpp_sources(RuleContext& ctx) {
         ctx.add("static.cpp_library_call", kFatal, s.first_line + hit.line - 1, hit.name,
                 fmt::format("the C++ source calls the library op {} instead of computing it", hit.name));
       }
+      // Work on another stream than the current one finishes after the
+      // timer's event on the current stream; unless the source waits for it,
+      // forward returns early and the time is short.
+      for (const auto& hit : s.scan.side_streams) {
+        ctx.add("static.side_stream", s.scan.synchronizes ? kWarn : kFatal, s.first_line + hit.line - 1, hit.name,
+                s.scan.synchronizes
+                    ? fmt::format("the C++ source uses {}; its work must be waited for before forward returns",
+                                  hit.name)
+                    : fmt::format("the C++ source launches work on a side stream ({}) and never waits for it: "
+                                  "forward returns before the work finishes",
+                                  hit.name));
+      }
       for (const auto& hit : s.scan.introspection) {
         ctx.add("static.introspection", kFatal, s.first_line + hit.line - 1, hit.name,
                 fmt::format("the C++ source uses {}: it reads the dispatcher's or profiler's state (whether "

@@ -53,6 +53,8 @@ class Verification {
   std::expected<void, Failure> prepare();
   // verification_workers.cc: warm forks or cold spawns, then load/import/build.
   std::expected<void, Failure> start_workers();
+  // The candidate built without a device (VerifyRequest::build_only).
+  std::expected<void, Failure> build_without_device();
   std::optional<WorkerProcess> fork_warm(Role role, int threads,
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;

@@ -6,6 +6,8 @@
 // starts: a second reference and a second candidate worker.
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/backend.h"
@@ -46,7 +48,8 @@ std::vector<std::string> Verification::serve_args(Role role, const fs::path& scr
           "--role",
           candidate ? "candidate" : "reference",
           "--backend",
-          req_.config.backend,
+          // Without a device the candidate only builds, on the host.
+          req_.build_only ? std::string("cpu") : req_.config.backend,
           "--threads",
           std::to_string(threads),
           "--cores",
@@ -206,6 +209,44 @@ std::expected<void, Failure> Verification::start_workers() {
     }
   }
   return load_and_import(candidate_file);
+}
+
+std::expected<void, Failure> Verification::build_without_device() {
+  auto made = make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
+  if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
+  box_ = std::move(*made);
+  candidate_boxed_ = box_.policy.mode != util::SandboxMode::kNone;
+  if (!box_.scratch_inside.empty()) {
+    candidate_host_root_ = req_.scratch_dir;
+    candidate_inside_root_ = box_.scratch_inside;
+  }
+  note(box_.description);
+  WorkerSpec spec = cold_spec(Role::kCandidate, worker_threads());
+  // nvcc builds for the architectures torch names, or, with no device to
+  // ask, for the one kgym's CUDA machines have (sm_90) unless the
+  // environment chose.
+  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back("TORCH_CUDA_ARCH_LIST=9.0");
+  auto candidate = WorkerProcess::spawn(spec);
+  if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
+  candidate_.emplace(std::move(*candidate));
+  note("candidate worker spawned cold, to build only");
+  candidate_import_ = candidate_copy_;
+  Message import;
+  import.header = {{"op", "import"}, {"candidate", candidate_view(candidate_import_).string()}};
+  if (auto sent = candidate_->send(import, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
+  auto hello = receive(Role::kCandidate, "startup", deadline_);
+  if (!hello) return std::unexpected(hello.error());
+  note_hello(Role::kCandidate, *hello);
+  auto compile_start = Clock::now();
+  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
+  if (!imported) return std::unexpected(imported.error());
+  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
+  note(fmt::format("candidate built in {:.2f} s", *result_.timings.compile_s));
+  return std::unexpected(Failure{
+      Verdict::kDeviceUnavailable,
+      fmt::format("the candidate built in {:.1f} s, but {}: correctness and timing need a {} device",
+                  *result_.timings.compile_s, *req_.build_only, req_.config.backend)});
 }
 
 nlohmann::json Verification::load_header(const fs::path& problem,

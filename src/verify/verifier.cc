@@ -341,6 +341,7 @@ CaseResult Verification::run() {
     result_.cheat = gate.cheat;
     if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
   }
+  if (outcome && req_.build_only) outcome = build_without_device();
   if (outcome) outcome = start_workers();
   if (outcome) {
     auto trials_start = Clock::now();

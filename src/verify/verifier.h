@@ -54,6 +54,11 @@ struct VerifyRequest {
   // itself; a baseline run's candidate, agent.kind: reference). No static
   // checks; the result is marked `baseline`.
   bool candidate_is_reference = false;
+  // No device of the backend here, but an interpreter that can build for it
+  // (a CUDA build of torch with nvcc): the candidate is checked statically
+  // and built, and the verification ends as device_unavailable with this
+  // reason. Not part of the JSON form (`kgym verify` decides it).
+  std::optional<std::string> build_only;
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
   std::optional<WarmEndpoints> warm;

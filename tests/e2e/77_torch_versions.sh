@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Whichever torch kgym finds (python3 on PATH, then /usr/bin/python3; CI runs
+# this once on Debian's torch 1.13 and once with the torch-2 venv first on
+# PATH): a baseline run of a problem that needs torch 2 (the fused
+# attention of tests/fixtures/problems/fused_attention.py) passes under
+# torch 2 and ends as a reference_error that names the missing op and the
+# fix under an older torch; run.json and result.json name the interpreter,
+# the torch version and its build.
+source "$(dirname "$0")/lib.sh"
+
+cd "$TMP"
+mkdir -p bench/level1
+cp "$SRC/tests/fixtures/problems/fused_attention.py" bench/level1/1_FusedAttention.py
+cat >run.yaml <<YAML
+bench_dir: bench
+agent: {kind: reference}
+verifier:
+  mode: performance
+  timing: {budget_sec: 1, warmup: 1}
+output: {root_dir: runs, run_name: torch}
+YAML
+"$KGYM" run --config run.yaml >run.out 2>&1
+RUN=runs/torch
+torch_version="$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/torch/run.json"))["torch_version"])')"
+echo "torch $torch_version"
+check "run.json names the interpreter, torch and its build" /usr/bin/python3 -c '
+import json
+r = json.load(open("runs/torch/run.json"))
+assert r["python"] and r["torch_version"] and r["torch_build"] in ("cpu",) or r["torch_build"].startswith(("cuda ", "rocm ")), r
+'
+check "result.json names them too" /usr/bin/python3 -c '
+import json
+run = json.load(open("runs/torch/run.json"))
+env = json.load(open("runs/torch/cases/level1/1_FusedAttention/result.json"))["environment"]
+assert env["torch"] == run["torch_version"] and env["torch_build"] == run["torch_build"], (env, run)
+assert env["python"], env
+'
+if [ "${torch_version%%.*}" -ge 2 ]; then
+  expect_verdict "$RUN/cases/level1/1_FusedAttention/result.json" pass
+  check "a baseline, with a speedup interval" /usr/bin/python3 -c '
+import json
+r = json.load(open("runs/torch/cases/level1/1_FusedAttention/result.json"))
+assert r["baseline"] and r["performance"]["speedup"]["ci95"], r.get("performance")
+'
+else
+  expect_verdict "$RUN/cases/level1/1_FusedAttention/result.json" reference_error
+  check "the reason names the op, this torch and the fix" grep -qE \
+    '"reason": ".*scaled_dot_product_attention.*this torch \([0-9.a-z+]+\) lacks it.*verifier.python' \
+    "$RUN/cases/level1/1_FusedAttention/result.json"
+fi
+finish

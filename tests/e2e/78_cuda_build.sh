@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The CUDA path without a GPU. With a CUDA build of torch and nvcc (CI: the
+# torch-2 venv and its CUDA_HOME, ./dev.sh test-torch2), `kgym verify
+# --backend cuda` builds the sample CUDA solutions
+# (data/sample/solutions_cuda/) and ends as device_unavailable; the CUDA
+# cheats (tests/exploits/cuda/) fail the static gate before any build. With
+# a torch that cannot build CUDA it is a usage error that says so, never a
+# crash.
+source "$(dirname "$0")/lib.sh"
+
+# The interpreter kgym finds: python3 on PATH, else /usr/bin/python3, that imports torch.
+for python in "$(command -v python3)" /usr/bin/python3; do
+  build="$("$python" -c 'import torch; print("torch", torch.version.cuda or "")' 2>/dev/null)" && break
+done
+build="${build#torch }"
+verify_cuda() {  # PROBLEM CANDIDATE JSON
+  "$KGYM" verify --backend cuda --problem "$SRC/data/sample/level1/$1.py" --candidate "$2" --mode correctness \
+    --json "$TMP/$3.json" --timeout 900
+}
+
+if [ -z "$build" ]; then
+  echo "torch without CUDA ($python): the usage error only"
+  expect_exit 2 "verify --backend cuda with a CPU build of torch" \
+    verify_cuda 1_ReLU "$SRC/data/sample/solutions_cuda/level1/1_ReLU/model_new.py" relu
+  expect_output "torch.cuda.is_available\(\) is False|CUDA" "names what is missing"
+  finish
+  exit $?
+fi
+
+export CUDA_HOME="${CUDA_HOME:-$(dirname "$(dirname "$python")")/cuda}"
+echo "torch CUDA $build, nvcc: $("$CUDA_HOME/bin/nvcc" --version 2>/dev/null | tail -n 1)"
+for name in 1_ReLU 5_Matmul; do
+  start=$SECONDS
+  expect_exit 1 "$name: the honest CUDA solution builds without a GPU" \
+    verify_cuda "$name" "$SRC/data/sample/solutions_cuda/level1/$name/model_new.py" "$name"
+  echo "     built in $((SECONDS - start)) s"
+  expect_verdict "$TMP/$name.json" device_unavailable
+  check "$name: the reason says it built and what is missing" \
+    grep -qE '"reason": "the candidate built in [0-9.]+ s, but .*: correctness and timing need a cuda device' "$TMP/$name.json"
+done
+for file in "$SRC"/tests/exploits/cuda/*.py; do
+  name="$(basename "$file" .py)"
+  rule="$(head -n 1 "$file" | sed -E 's/^"""([a-z_.]+):.*/\1/')"
+  problem="$(sed -nE 's/^problem: ([A-Za-z0-9_]+)$/\1/p' "$file" | head -n 1)"
+  expect_exit 1 "$name: the cheat is refused" verify_cuda "$problem" "$file" "$name"
+  expect_verdict "$TMP/$name.json" fail_cheat
+  check "$name: by $rule, before any build" grep -q "\"rule\": \"$rule\"" "$TMP/$name.json"
+done
+finish
