@@ -37,6 +37,14 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
   if (!text) {
     if (died_of_memory(run->exit, run->output))
       return std::unexpected(memory_reason("the lint worker", run->exit, req.address_space_mb));
+    // torch 2's CUDA builds map about 3 GB just to import: under a smaller
+    // address-space limit the import itself fails, with no word of memory.
+    if (req.address_space_mb > 0 && run->output.find("import torch") != std::string::npos &&
+        run->output.find("Traceback") != std::string::npos && run->output.find("/torch/") != std::string::npos)
+      return std::unexpected(fmt::format(
+          "the lint worker failed while importing torch, under an address space limited to {} MB "
+          "(sandbox.limits.address_space_mb); a CUDA build of torch 2 maps about 3 GB to import: raise the limit",
+          req.address_space_mb));
     std::string tail = run->output.substr(run->output.size() > 400 ? run->output.size() - 400 : 0);
     return std::unexpected("the lint worker wrote no result (" + run->exit.describe() + ")" +
                            (tail.empty() ? std::string(", and printed nothing") : ": " + tail));

@@ -17,10 +17,12 @@ expect_output "features=[0-9]+ \(as written 8192\)" "a constant only the constru
 check "depth (3, structure) is left alone" bash -c "! grep -q 'depth=' <<<\"\$0\"" "$OUT"
 
 mkdir -p solutions
-printf 'bench_dir: bench\nagent: {kind: replay, dir: solutions}\nsandbox: {limits: {address_space_mb: 3072}}\n' >limited.yaml
-expect_exit 1 "at its written size under a 3 GB address space" "$KGYM" lint --config limited.yaml --size as_written
+# 4 GB: the 6 GiB input does not fit; torch itself does (a CUDA build of
+# torch 2 maps about 3 GB to import).
+printf 'bench_dir: bench\nagent: {kind: replay, dir: solutions}\nsandbox: {limits: {address_space_mb: 4096}}\n' >limited.yaml
+expect_exit 1 "at its written size under a 4 GB address space" "$KGYM" lint --config limited.yaml --size as_written
 expect_output "out of memory" "the failure names memory"
-expect_output "address space limited to 3072 MB" "and the limit"
+expect_output "address space limited to 4096 MB" "and the limit"
 expect_output "problem.size: auto" "and the fix"
 
 expect_exit 0 "a budget is a size too" "$KGYM" lint --bench-dir bench --size '{max_bytes: 1048576, max_forward_ms: 50}'
@@ -82,8 +84,16 @@ check "SPEC.md says the precision" grep -q "^## Precision" "$TMP/runs/bf16/cases
 expect_exit 0 "compare across precisions" "$KGYM" compare "$TMP/runs/base" "$TMP/runs/bf16"
 expect_output "different precisions" "says the speedups are not comparable"
 printf 'import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n        super(Model, self).__init__()\n        self.lin = nn.Linear(16, 16)\n\n    def forward(self, x):\n        return self.lin(x)\n\ndef get_inputs():\n    return [torch.rand(8, 16)]\n\ndef get_init_inputs():\n    return []\n' >half.py
-expect_exit 1 "a Linear in float16 on the CPU" "$KGYM" verify --problem half.py --candidate half.py \
-  --candidate-is-reference --mode correctness --precision float16
-expect_output "^reference_error: .*not implemented for 'Half' \[this torch has no kernel for that op in float16" \
-  "names the op and the precision"
+# Whether the torch kgym finds (python3 on PATH, else /usr/bin/python3) has
+# a float16 Linear on the CPU: torch 2 has one, 1.13 has not.
+for python in "$(command -v python3)" /usr/bin/python3; do "$python" -c 'import torch' 2>/dev/null && break; done
+if "$python" -c 'import torch; torch.nn.functional.linear(torch.ones(2, 2).half(), torch.ones(2, 2).half())' 2>/dev/null; then
+  expect_exit 0 "a Linear in float16 on the CPU (this torch has the kernel)" "$KGYM" verify --problem half.py \
+    --candidate half.py --candidate-is-reference --mode correctness --precision float16
+else
+  expect_exit 1 "a Linear in float16 on the CPU" "$KGYM" verify --problem half.py --candidate half.py \
+    --candidate-is-reference --mode correctness --precision float16
+  expect_output "^reference_error: .*not implemented for 'Half' \[this torch has no kernel for that op in float16" \
+    "names the op and the precision"
+fi
 finish

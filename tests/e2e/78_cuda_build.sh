@@ -13,9 +13,10 @@ for python in "$(command -v python3)" /usr/bin/python3; do
   build="$("$python" -c 'import torch; print("torch", torch.version.cuda or "")' 2>/dev/null)" && break
 done
 build="${build#torch }"
-verify_cuda() {  # PROBLEM CANDIDATE JSON
+verify_cuda() {  # PROBLEM CANDIDATE NAME: the result goes to $TMP/NAME/result.json
+  mkdir -p "$TMP/$3"
   "$KGYM" verify --backend cuda --problem "$SRC/data/sample/level1/$1.py" --candidate "$2" --mode correctness \
-    --json "$TMP/$3.json" --timeout 900
+    --json "$TMP/$3/result.json" --timeout 900
 }
 
 if [ -z "$build" ]; then
@@ -34,16 +35,16 @@ for name in 1_ReLU 5_Matmul; do
   expect_exit 1 "$name: the honest CUDA solution builds without a GPU" \
     verify_cuda "$name" "$SRC/data/sample/solutions_cuda/level1/$name/model_new.py" "$name"
   echo "     built in $((SECONDS - start)) s"
-  expect_verdict "$TMP/$name.json" device_unavailable
+  expect_verdict "$TMP/$name/result.json" device_unavailable
   check "$name: the reason says it built and what is missing" \
-    grep -qE '"reason": "the candidate built in [0-9.]+ s, but .*: correctness and timing need a cuda device' "$TMP/$name.json"
+    grep -qE '"reason": "the candidate built in [0-9.]+ s, but .*: correctness and timing need a cuda device' "$TMP/$name/result.json"
 done
 for file in "$SRC"/tests/exploits/cuda/*.py; do
   name="$(basename "$file" .py)"
   rule="$(head -n 1 "$file" | sed -E 's/^"""([a-z_.]+):.*/\1/')"
   problem="$(sed -nE 's/^problem: ([A-Za-z0-9_]+)$/\1/p' "$file" | head -n 1)"
   expect_exit 1 "$name: the cheat is refused" verify_cuda "$problem" "$file" "$name"
-  expect_verdict "$TMP/$name.json" fail_cheat
-  check "$name: by $rule, before any build" grep -q "\"rule\": \"$rule\"" "$TMP/$name.json"
+  expect_verdict "$TMP/$name/result.json" fail_cheat
+  check "$name: by $rule, before any build" grep -q "\"rule\": \"$rule\"" "$TMP/$name/result.json"
 done
 finish
