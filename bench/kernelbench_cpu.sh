@@ -92,12 +92,13 @@ lines = [
     "reference, problem.size: auto, one core per verification, 2 s of timing) over the levels below, on",
     f"this machine ({os.cpu_count()} cores, torch {torch}, precision {precision}). A baseline case's candidate is the problem's",
     "own Model: every problem that runs should pass with a speedup interval containing 1. The interval's",
-    "median width says how much that means.",
+    "median width says how much that means. \"timed contended\": other processes took over 10 % of the",
+    "case's leased core while it was timed (its flag `contended`); such intervals describe a busy machine.",
     "",
     f"Selection: `{selector}`. Wall time: lint {lint_s} s, baseline run {run_s} s.",
     "",
-    "| level | problems | runnable | pass A/A | interval contains 1 | A/A median | spread (p10-p90)/2 | median interval width | lint findings |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| level | problems | runnable | pass A/A | interval contains 1 | A/A median | spread (p10-p90)/2 | median interval width | timed contended | lint findings |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ]
 details = []
 for level in levels:
@@ -116,17 +117,22 @@ for level in levels:
     width = f"{statistics.median(widths):.3f}" if widths else "-"
     lint_text = open(os.path.join(work, f"lint-{level}.txt")).read() if os.path.exists(os.path.join(work, f"lint-{level}.txt")) else ""
     findings = [l for l in lint_text.splitlines() if re.match(r"^level\d+/\S+: [a-z_]+ — ", l)]
-    lines.append(f"| {level} | {len(ids)} | {len(runnable)} | {len(passed)} | {len(contains)} of {len(timed)} | {median} | {spread} | {width} | {len(findings)} |")
+    contended = [i for i in timed if "contended" in (results[i]["performance"].get("flags") or [])]
+    lines.append(f"| {level} | {len(ids)} | {len(runnable)} | {len(passed)} | {len(contains)} of {len(timed)} | {median} | {spread} | {width} | {len(contended)} | {len(findings)} |")
     details.append(f"\n## {level}\n")
     nonpass = [i for i in ids if results[i]["verdict"] != "pass"]
     outside = [i for i in timed if i not in contains]
     if nonpass or outside:
         details.append("Cases that did not pass A/A, or whose interval excludes 1:\n")
+        def load(i):
+            p = results[i].get("performance") or {}
+            share = p.get("foreign_cpu_share")
+            return f" (timed contended: other processes took {share:.0%} of its core)" if "contended" in (p.get("flags") or []) and share is not None else ""
         for i in nonpass:
-            details.append(f"- `{i}`: {results[i]['verdict']} — {results[i]['reason'][:300]}")
+            details.append(f"- `{i}`: {results[i]['verdict']} — {results[i]['reason'][:300]}{load(i)}")
         for i in outside:
             s = results[i]["performance"]["speedup"]
-            details.append(f"- `{i}`: pass, speedup {s['median']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]")
+            details.append(f"- `{i}`: pass, speedup {s['median']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]{load(i)}")
         details.append("")
     if findings:
         details.append("Lint findings:\n")
