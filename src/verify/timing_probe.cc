@@ -38,16 +38,22 @@ bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, Memo
       std::uniform_int_distribution<int>(warmup, static_cast<int>(seen_in.calls.size()) - 1)(rng_)));
   const std::uint64_t seen_seed = seen_in.pool->seeds.at(static_cast<std::size_t>(seen.base));
   std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
-  const int n = 1 + kProbeCalls;
-  const int unseen = n - kProbeCalls / 2;  // the untimed call's set is unseen too
-  // Each batch makes a pool of the seen set and `unseen` fresh ones. Where
-  // sets are costly (tens of MB each: making one can take 50x a call), the
-  // probe takes half the batches rather than more than half the timing's
-  // budget.
+  // Where sets are costly (tens of MB each: making one can take 50x a
+  // call), the probe takes half the batches rather than more than half the
+  // timing's budget; where calls are (a forward of seconds), it takes as
+  // few batches, and then calls, as fit the budget: one batch of four timed
+  // calls at the least, two on the seen set and two on unseen ones.
   double per_set_ns = sets_drawn_ > 0 ? make_ns_ / static_cast<double>(sets_drawn_) : 0;
+  double per_call_ns = median(reference_).value_or(0);
   double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
-  int batches =
-      per_set_ns * (1 + unseen) * kProbeBatches > budget_ns / 4 ? kProbeBatches / 2 : kProbeBatches;
+  int calls = kProbeCalls;
+  int batches = kProbeBatches;
+  auto cost = [&] { return batches * ((2 + calls / 2) * per_set_ns + 2 * (1 + calls) * per_call_ns); };
+  if (per_set_ns * (2 + calls / 2) * batches > budget_ns / 4) batches /= 2;
+  while (batches > 1 && cost() > budget_ns) batches /= 2;
+  if (cost() > budget_ns) calls = kProbeCalls / 2;
+  const int n = 1 + calls;
+  const int unseen = n - calls / 2;  // the untimed call's set is unseen too
   const auto began = SteadyClock::now();
   const double make_before_ns = make_ns_;
   for (int batch_index = 0; batch_index < batches; ++batch_index) {
@@ -56,12 +62,12 @@ bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, Memo
     auto pool = make_pool(std::move(seeds));
     if (!pool) return false;
     // Position 0 is untimed; half of the others get the seen set.
-    std::vector<int> positions(static_cast<std::size_t>(kProbeCalls));
+    std::vector<int> positions(static_cast<std::size_t>(calls));
     std::iota(positions.begin(), positions.end(), 1);
     std::shuffle(positions.begin(), positions.end(), rng_);
     BatchSets sets{.pool = &*pool, .calls = std::vector<DerivedSet>(static_cast<std::size_t>(n))};
     std::vector<bool> was_seen(static_cast<std::size_t>(n), false);
-    for (int k = 0; k < kProbeCalls / 2; ++k) was_seen[static_cast<std::size_t>(positions[k])] = true;
+    for (int k = 0; k < calls / 2; ++k) was_seen[static_cast<std::size_t>(positions[k])] = true;
     int fresh = 1;
     for (int p = 0; p < n; ++p) {
       sets.calls[static_cast<std::size_t>(p)] =
@@ -69,7 +75,7 @@ bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, Memo
     }
     std::string none(static_cast<std::size_t>(n), '\0');
     for (Role side : {Role::kReference, Role::kCandidate}) {
-      auto b = batch(side, sets, none, 1, kProbeCalls, "probing for memoization");
+      auto b = batch(side, sets, none, 1, calls, "probing for memoization");
       if (!b) return false;
       for (std::size_t k = 0; k < b->ns.size(); ++k) {
         auto& into = side == Role::kReference ? (was_seen[k + 1] ? ref_seen : ref_unseen)

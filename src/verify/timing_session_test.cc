@@ -434,6 +434,28 @@ TEST(TimingSession, ACacheKeyedByTheExactSetGainsNothingInTheRounds) {
   EXPECT_DOUBLE_EQ(outcome.performance->speedup.median, 1.0);
 }
 
+TEST(TimingSession, AProbeOfSecondsLongCallsFitsTheBudget) {
+  // Every call takes 2 s (as the workers report it): four batches of eight
+  // timed calls per side would take over a minute; one batch of four fits.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  auto probe_calls = std::make_shared<std::vector<int>>();
+  Exchange slow = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time") {
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * 2000;
+      if (what == "probing for memoization" && side == Role::kCandidate)
+        probe_calls->push_back(request.header.value("calls", 0));
+    }
+    return reply;
+  };
+  VerifierConfig config = short_timing();
+  config.timing.budget = std::chrono::seconds(10);
+  auto outcome = run_timing(config, TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_EQ(*probe_calls, std::vector<int>{4});
+}
+
 TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {
   // The unseen calls of the first probe only are slow, as if another
   // process had taken the core in step with them.
