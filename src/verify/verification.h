@@ -55,6 +55,10 @@ class Verification {
   std::expected<void, Failure> start_workers();
   // The candidate built without a device (VerifyRequest::build_only).
   std::expected<void, Failure> build_without_device();
+  // The candidate's box (box_ and its paths), made and noted.
+  std::expected<void, Failure> make_box();
+  // The candidate's hello and its reply to `import` (compile_s recorded).
+  std::expected<void, Failure> receive_import();
   std::optional<WorkerProcess> fork_warm(Role role, int threads,
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;

@@ -169,16 +169,7 @@ std::expected<void, Failure> Verification::start_workers() {
   }
   // The reference is trusted (the dataset's own code); the candidate is boxed.
   if (!req_.candidate_is_reference && !candidate_) {
-    auto made =
-        make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
-    if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
-    box_ = std::move(*made);
-    candidate_boxed_ = box_.policy.mode != util::SandboxMode::kNone;
-    if (!box_.scratch_inside.empty()) {
-      candidate_host_root_ = req_.scratch_dir;
-      candidate_inside_root_ = box_.scratch_inside;
-    }
-    note(box_.description);
+    if (auto boxed = make_box(); !boxed) return boxed;
   }
   if (!reference_ || !candidate_) ensure_lease_groups();
   // Both start now so their Python/torch startup overlaps.
@@ -211,7 +202,7 @@ std::expected<void, Failure> Verification::start_workers() {
   return load_and_import(candidate_file);
 }
 
-std::expected<void, Failure> Verification::build_without_device() {
+std::expected<void, Failure> Verification::make_box() {
   auto made = make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
   if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
   box_ = std::move(*made);
@@ -221,6 +212,23 @@ std::expected<void, Failure> Verification::build_without_device() {
     candidate_inside_root_ = box_.scratch_inside;
   }
   note(box_.description);
+  return {};
+}
+
+std::expected<void, Failure> Verification::receive_import() {
+  auto hello = receive(Role::kCandidate, "startup", deadline_);
+  if (!hello) return std::unexpected(hello.error());
+  note_hello(Role::kCandidate, *hello);
+  auto compile_start = Clock::now();
+  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
+  if (!imported) return std::unexpected(imported.error());
+  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
+  note(fmt::format("candidate imported (built) in {:.2f} s", *result_.timings.compile_s));
+  return {};
+}
+
+std::expected<void, Failure> Verification::build_without_device() {
+  if (auto boxed = make_box(); !boxed) return boxed;
   WorkerSpec spec = cold_spec(Role::kCandidate, worker_threads());
   // nvcc builds for the architectures torch names, or, with no device to
   // ask, for the one kgym's CUDA machines have (sm_90) unless the
@@ -235,14 +243,7 @@ std::expected<void, Failure> Verification::build_without_device() {
   import.header = {{"op", "import"}, {"candidate", candidate_view(candidate_import_).string()}};
   if (auto sent = candidate_->send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
-  auto hello = receive(Role::kCandidate, "startup", deadline_);
-  if (!hello) return std::unexpected(hello.error());
-  note_hello(Role::kCandidate, *hello);
-  auto compile_start = Clock::now();
-  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
-  if (!imported) return std::unexpected(imported.error());
-  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
-  note(fmt::format("candidate built in {:.2f} s", *result_.timings.compile_s));
+  if (auto imported = receive_import(); !imported) return imported;
   return std::unexpected(Failure{
       Verdict::kDeviceUnavailable,
       fmt::format("the candidate built in {:.1f} s, but {}: correctness and timing need a {} device",
@@ -306,14 +307,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
     if (auto sent = candidate_->send(import, deadline_); !sent)
       return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
   }
-  auto hello_cand = receive(Role::kCandidate, "startup", deadline_);
-  if (!hello_cand) return std::unexpected(hello_cand.error());
-  note_hello(Role::kCandidate, *hello_cand);
-  auto compile_start = Clock::now();
-  auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
-  if (!imported) return std::unexpected(imported.error());
-  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
-  note(fmt::format("candidate imported in {:.2f} s", *result_.timings.compile_s));
+  if (auto imported = receive_import(); !imported) return imported;
 
   if (req_.candidate_is_reference) return {};  // built by its own load
   Message build;
