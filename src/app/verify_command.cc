@@ -117,19 +117,22 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
 int run_verify(const VerifyOptions& o) {
   auto req = o.request_file.empty() ? request_from_flags(o) : request_from_file(o.request_file);
   if (!req) return usage_error(req.error());
-  if (req->python.empty()) {
-    auto python = verify::resolve_python(req->config.python);
+  // The interpreter, resolved once: as given (--python, or a run's request),
+  // else the config's, else found. A run checked its backend and
+  // interpreter once before any case (its children pass --request).
+  std::optional<verify::PythonEnv> env;
+  if (req->python.empty() || o.request_file.empty()) {
+    auto python = verify::resolve_python(req->python.empty() ? req->config.python
+                                                              : std::optional<std::string>(req->python));
     if (!python) return usage_error(python.error());
     req->python = python->python;
+    env = std::move(*python);
   }
-  // A run checked its backend and interpreter once before any case (its
-  // children pass --request).
   if (o.request_file.empty()) {
     if (auto usable = verify::check_backend(req->python, req->config.backend); !usable) {
       // A CUDA build of torch without a GPU still builds CUDA candidates.
       std::string_view builds_on = backend_named(req->config.backend).builds_on_torch;
-      auto env = verify::resolve_python(req->python);
-      if (builds_on.empty() || !env || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
+      if (builds_on.empty() || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
       req->build_only = usable.error();
     }
     if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {

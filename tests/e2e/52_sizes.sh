@@ -86,7 +86,7 @@ expect_output "different precisions" "says the speedups are not comparable"
 printf 'import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n        super(Model, self).__init__()\n        self.lin = nn.Linear(16, 16)\n\n    def forward(self, x):\n        return self.lin(x)\n\ndef get_inputs():\n    return [torch.rand(8, 16)]\n\ndef get_init_inputs():\n    return []\n' >half.py
 # Whether the torch kgym finds (python3 on PATH, else /usr/bin/python3) has
 # a float16 Linear on the CPU: torch 2 has one, 1.13 has not.
-for python in "$(command -v python3)" /usr/bin/python3; do "$python" -c 'import torch' 2>/dev/null && break; done
+python="$(torch_python)"
 if "$python" -c 'import torch; torch.nn.functional.linear(torch.ones(2, 2).half(), torch.ones(2, 2).half())' 2>/dev/null; then
   expect_exit 0 "a Linear in float16 on the CPU (this torch has the kernel)" "$KGYM" verify --problem half.py \
     --candidate half.py --candidate-is-reference --mode correctness --precision float16

@@ -8,11 +8,8 @@
 # crash.
 source "$(dirname "$0")/lib.sh"
 
-# The interpreter kgym finds: python3 on PATH, else /usr/bin/python3, that imports torch.
-for python in "$(command -v python3)" /usr/bin/python3; do
-  build="$("$python" -c 'import torch; print("torch", torch.version.cuda or "")' 2>/dev/null)" && break
-done
-build="${build#torch }"
+python="$(torch_python)"
+build="$("$python" -c 'import torch; print(torch.version.cuda or "")')"
 verify_cuda() {  # PROBLEM CANDIDATE NAME: the result goes to $TMP/NAME/result.json
   mkdir -p "$TMP/$3"
   "$KGYM" verify --backend cuda --problem "$SRC/data/sample/level1/$1.py" --candidate "$2" --mode correctness \

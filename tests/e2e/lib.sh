@@ -29,6 +29,16 @@ expect_output() {
   if grep -qE -- "$1" <<<"$OUT"; then ok "$2"; else bad "$2: no match for /$1/" "$(tail -n 20 <<<"$OUT")"; fi
 }
 
+# torch_python : prints the interpreter kgym finds when none is configured
+# (python3 on PATH, else /usr/bin/python3: the first that imports torch).
+torch_python() {
+  local python
+  for python in "$(command -v python3)" /usr/bin/python3; do
+    [ -n "$python" ] && "$python" -c 'import torch' 2>/dev/null && { echo "$python"; return 0; }
+  done
+  return 1
+}
+
 # verdict_of RESULT_JSON : prints the verdict field.
 verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
 
