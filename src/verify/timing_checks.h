@@ -45,9 +45,14 @@ struct OverheadRounds {
 // runs fast); or it moves time out of its timed calls into the work
 // between them, which both sides do alike (a clock slow only inside the
 // call and fast outside it, so that the totals agree). Evidence names both
-// clocks' figures.
+// clocks' figures. `foreign_share`: other processes' share of the leased
+// cores while timing ran, measured where the candidate cannot fake it (0
+// when unknown). They preempt a worker between its calls as inside them,
+// unevenly between the sides' batches, so the allowance for moved time
+// grows with it, in proportion to the reference's own time between calls.
 std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const ClockTotals& candidate,
-                                          const OverheadRounds& overhead, double candidate_call_ns);
+                                          const OverheadRounds& overhead, double candidate_call_ns,
+                                          double foreign_share = 0);
 
 // `runtime.impossible_time`: the candidate's median call is shorter than
 // writing its outputs once at the measured memory bandwidth allows. Outputs

@@ -303,6 +303,7 @@ TimingOutcome TimingSession::run() {
   std::string stop_reason;
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
+  if (load_.sides_cpu_ns) sides_cpu_start_ns_ = load_.sides_cpu_ns();
   BatchSets last_seen;
   double check_share = 1;
   for (int round = 0;; ++round) {
@@ -355,7 +356,8 @@ TimingOutcome TimingSession::run() {
   Performance perf = summarize(stop_reason);
   if (!probe_memoization(last_seen, rewarm, perf)) return failed();
   perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
-  if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0)))
+  if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0),
+                                 trusted_foreign_share_))
     fail(*found);
   if (bandwidth_gbs_) {
     if (auto found = impossible_time_finding(median(candidate_).value_or(0), inputs_.output_bytes,
@@ -380,8 +382,16 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   Performance perf;
   if (auto stat_end = load_.read_stat(); stat_start_ && stat_end) {
     auto usage = util::usage_between(*stat_start_, *stat_end, load_.cores, load_.ticks_per_second);
-    double own_s = workers_cpu_ns_ / 1e9 + std::max(0.0, load_.own_cpu_s() - own_cpu_start_s_);
+    double workers_s = workers_cpu_ns_ / 1e9;
+    bool trusted = load_.worker_reports_trusted;
+    std::optional<double> sides_end = load_.sides_cpu_ns ? load_.sides_cpu_ns() : std::nullopt;
+    if (sides_cpu_start_ns_ && sides_end) {
+      workers_s = std::max(0.0, *sides_end - *sides_cpu_start_ns_) / 1e9;
+      trusted = true;
+    }
+    double own_s = workers_s + std::max(0.0, load_.own_cpu_s() - own_cpu_start_s_);
     perf.foreign_cpu_share = foreign_cpu_share(usage, own_s);
+    if (trusted && perf.foreign_cpu_share) trusted_foreign_share_ = *perf.foreign_cpu_share;
   }
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);

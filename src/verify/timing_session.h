@@ -70,6 +70,15 @@ struct CoreLoadProbe {
   std::function<std::optional<util::CpuStat>()> read_stat = util::read_cpu_stat;
   std::function<double()> own_cpu_s = util::own_cpu_seconds;
   double ticks_per_second = util::cpu_ticks_per_second();
+  // Both sides' CPU time so far (ns), read from outside their processes
+  // (verify/lease.h): when set it stands for the workers' own reports, and
+  // the share of other processes it gives is trusted to widen the clock
+  // check's allowance for time between calls (a busy machine preempts
+  // there too). Candidate code could fake that share by under-reporting.
+  std::function<std::optional<double>()> sides_cpu_ns;
+  // The workers' own reports may be trusted: an A/A run, where both sides
+  // are the reference.
+  bool worker_reports_trusted = false;
 };
 
 // Runs the timing phase. `note` receives one-line log entries.

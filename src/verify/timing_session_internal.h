@@ -191,7 +191,11 @@ class TimingSession {
   int checked_calls_ = 0, traced_calls_ = 0;
   std::optional<util::CpuStat> stat_start_;
   double own_cpu_start_s_ = 0;
+  std::optional<double> sides_cpu_start_ns_;
   double workers_cpu_ns_ = 0;
+  // Other processes' share of the leased cores while timing ran, when it
+  // was measured from readings the candidate cannot fake; else 0.
+  double trusted_foreign_share_ = 0;
 };
 
 }  // namespace kgym::verify::timing_internal

@@ -161,6 +161,58 @@ TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
   EXPECT_FALSE(has_flag(*outcome.performance, "contended"));
 }
 
+// Workers whose calls take 20 us and whose batches spend `outside_ns` per
+// call between their timed calls (the candidate's `candidate_outside_ns`),
+// in real time, reporting the candidate's CPU time as
+// `candidate_cpu_share` of what it used.
+Exchange with_time_between_calls(std::shared_ptr<FakeCore> core, double outside_ns, double candidate_outside_ns,
+                                 double candidate_cpu_share) {
+  constexpr double kShortCallNs = 20'000;
+  auto inner = scripted_workers(core, kShortCallNs);
+  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto start = std::chrono::steady_clock::now();
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    int calls = request.header.value("calls", 1);
+    int positions = calls + request.header.value("warmup", 0);
+    double between = is_candidate(side) ? candidate_outside_ns : outside_ns;
+    double elapsed = positions * (kShortCallNs + between);
+    while (std::chrono::steady_clock::now() - start < std::chrono::nanoseconds(static_cast<long>(elapsed))) {
+    }
+    reply->header["ns"] = std::vector<double>(static_cast<std::size_t>(calls), kShortCallNs);
+    reply->header["elapsed_ns"] = elapsed;
+    if (is_candidate(side)) reply->header["cpu_ns"] = reply->header["cpu_ns"].get<double>() * candidate_cpu_share;
+    return reply;
+  };
+}
+
+TEST(TimingSession, OnlyAShareOfOtherProcessesReadFromOutsideWidensTheClockCheck) {
+  // The candidate spends 80 us between its calls, the reference 20 us. On
+  // an idle core that is time moved out of the calls.
+  auto idle = std::make_shared<FakeCore>();
+  auto found = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(idle, 2e4, 8e4, 1),
+                          [](const std::string&) {}, scripted_cores(idle));
+  ASSERT_TRUE(found.cheat);
+  EXPECT_NE(found.cheat->evidence.find("leave time between them"), std::string::npos) << found.cheat->evidence;
+  // The candidate under-reports its CPU time: the core looks busy with
+  // other processes, but on its own word only, which buys nothing.
+  auto lying = std::make_shared<FakeCore>();
+  found = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(lying, 2e4, 8e4, 0.01),
+                     [](const std::string&) {}, scripted_cores(lying));
+  ASSERT_TRUE(found.cheat);
+  EXPECT_NE(found.cheat->evidence.find("leave time between them"), std::string::npos) << found.cheat->evidence;
+  // Other processes really took most of the core, as both sides' CPU time
+  // read from outside shows: the same figures are within the allowance.
+  auto busy = std::make_shared<FakeCore>(FakeCore{.foreign_s = 3});
+  auto probe = scripted_cores(busy);
+  probe.sides_cpu_ns = [busy] { return std::optional<double>(busy->workers_s * 1e9); };
+  auto honest = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(busy, 2e4, 8e4, 1),
+                           [](const std::string&) {}, probe);
+  EXPECT_FALSE(honest.cheat) << (honest.cheat ? honest.cheat->evidence : "");
+  ASSERT_TRUE(honest.performance);
+  EXPECT_TRUE(has_flag(*honest.performance, "contended"));
+}
+
 TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   auto core = std::make_shared<FakeCore>();
   CoreLoadProbe probe;
@@ -349,6 +401,32 @@ TEST(TimingChecks, TimeMovedOutOfTheCallsIsAClockFinding) {
   ClockTotals ahead = reference;
   ahead.worker_ns = reference.outer_ns * 1.5;
   EXPECT_TRUE(clock_finding(reference, ahead, honest, 500'000));
+}
+
+TEST(TimingChecks, OtherProcessesWidenTheAllowanceForTimeBetweenCalls) {
+  ClockTotals reference{.outer_ns = 600e6, .worker_ns = 550e6, .inner_ns = 250e6, .calls = 470, .batches = 200};
+  ClockTotals candidate = reference;
+  // An honest A/A run on cores half taken by other processes: the
+  // candidate's batches happened to be preempted more between calls.
+  OverheadRounds preempted{.excess_ns = {420'000, 450'000, 380'000, 430'000, 400'000},
+                           .aa_ns = {20'000, -30'000, 10'000, 25'000, -15'000},
+                           .reference_ns = {500'000, 520'000, 480'000}};
+  EXPECT_TRUE(clock_finding(reference, candidate, preempted, 530'000, 0));
+  EXPECT_FALSE(clock_finding(reference, candidate, preempted, 530'000, 0.5));
+  // The allowance is the reference's own time between calls times the
+  // stretch: moving a whole call's work out of the timer still shows.
+  OverheadRounds moved{.excess_ns = {1'600'000, 1'650'000, 1'580'000},
+                       .aa_ns = {20'000, -30'000, 10'000},
+                       .reference_ns = {500'000, 520'000, 480'000}};
+  auto found = clock_finding(reference, candidate, moved, 100'000, 0.5);
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->evidence.find("other processes took 50 %"), std::string::npos) << found->evidence;
+  // A share past 80 % counts as 80 % (an allowance of 8 times the
+  // reference's time between calls, not unbounded).
+  OverheadRounds moved_more = moved;
+  moved_more.excess_ns = {5'000'000, 5'100'000, 4'900'000};
+  EXPECT_TRUE(clock_finding(reference, candidate, moved_more, 100'000, 0.99));
+  EXPECT_FALSE(clock_finding(reference, candidate, moved, 100'000, 0.99));
 }
 
 // The scripted workers, but the candidate's calls take `seen_ns` on a set
