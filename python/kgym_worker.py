@@ -339,8 +339,40 @@ class ReferenceSide(Side):
             blobs.append(save_to_bytes(sets))
         return {"make_ns": now_ns() - start}, blobs
 
+    def op_compile(self, header, payloads):
+        """The reference through torch.compile (verifier.baselines: compile):
+        compiles the loaded model and makes its first calls, untimed, on
+        get_inputs() drawn under `seed`; later `time` requests call the
+        compiled model. Replies `compile_s`, or `unavailable` and why (a torch
+        without torch.compile, or compiling failed): the eager timing stands
+        either way, so this is never an error of the case."""
+        import torch
+
+        if self.model is None or self.problem is None:
+            raise WorkerError("protocol", "compile before load")
+        if not callable(getattr(torch, "compile", None)):
+            return {"unavailable": f"this torch ({torch.__version__}) has no torch.compile"}, []
+        # Inductor's caches and temporary files in this worker's scratch; its
+        # C++ builds on the cores the worker has, not in a pool of processes.
+        setup_compile_env(self.args.scratch, False)
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+        start = time.perf_counter()
+        try:
+            torch.manual_seed(int(header.get("seed", 0)))
+            inputs = self.backend.to_device(list(self.problem.get_inputs()))
+            compiled = torch.compile(self.model, dynamic=False)
+            with torch.no_grad():
+                for _ in range(2):  # the first call compiles; the second shows it holds
+                    compiled(*inputs)
+            self.backend.synchronize()
+        except Exception as exc:
+            log(f"torch.compile failed: {exception_line(exc)}\n{traceback_tail(exc)}")
+            return {"unavailable": f"torch.compile failed: {exception_line(exc)}"[:500]}, []
+        self.model = compiled
+        return {"compile_s": time.perf_counter() - start}, []
+
     OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch,
-           "bandwidth": op_bandwidth, "sets": op_sets}
+           "bandwidth": op_bandwidth, "sets": op_sets, "compile": op_compile}
 
 
 class CandidateSide(Side):

@@ -28,6 +28,10 @@ using config_detail::ConfigReader;
 using config_detail::Entry;
 using config_detail::Mapping;
 
+bool VerifierConfig::compile_baseline() const {
+  return std::find(baselines.begin(), baselines.end(), "compile") != baselines.end();
+}
+
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",

@@ -68,6 +68,11 @@ struct VerifierConfig {
   bool compile_cache = true;  // use ccache for extension builds when present
   // Fork workers from warm parents in `kgym run`: "auto" (cpu only), "on", "off".
   std::string warm_workers = "auto";
+  // What the candidate's speed is measured against: "eager" (the reference
+  // as written, always first) and optionally "compile" (the reference
+  // through torch.compile, timed the same way; performance.speedup_vs).
+  std::vector<std::string> baselines = {"eager"};
+  bool compile_baseline() const;
 };
 
 // One gate of a workflow stage, checked by the harness after the stage's

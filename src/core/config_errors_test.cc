@@ -289,4 +289,23 @@ TEST_F(ConfigTest, WarmWorkers) {
   EXPECT_TRUE(Contains(message, "set warm_workers: auto"));
 }
 
+TEST_F(ConfigTest, Baselines) {
+  auto plain = load(with(""));
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->verifier.baselines, std::vector<std::string>{"eager"});
+  EXPECT_FALSE(plain->verifier.compile_baseline());
+  auto both = load(with("verifier:\n  baselines: [compile, eager]\n"));
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(both->verifier.baselines, (std::vector<std::string>{"eager", "compile"}));
+  EXPECT_TRUE(both->verifier.compile_baseline());
+  std::string unknown = error_of(with("verifier:\n  baselines: [eager, inductor]\n"));
+  EXPECT_TRUE(Contains(unknown, "verifier.baselines")) << unknown;
+  EXPECT_TRUE(Contains(unknown, "compile")) << unknown;
+  std::string no_eager = error_of(with("verifier:\n  baselines: [compile]\n"));
+  EXPECT_TRUE(Contains(no_eager, "baselines lacks eager")) << no_eager;
+  EXPECT_TRUE(Contains(no_eager, "[eager, compile]")) << no_eager;
+  std::string twice = error_of(with("verifier:\n  baselines: [eager, eager]\n"));
+  EXPECT_TRUE(Contains(twice, "named twice")) << twice;
+}
+
 }  // namespace kgym

@@ -71,6 +71,7 @@ json config_record(const Config& c) {
         {"call_timeout_sec", v.call_timeout.count()},
         {"threads", v.threads},
         {"compile_cache", v.compile_cache},
+        {"baselines", v.baselines},
         {"tolerances", tolerances},
         {"timing",
          {{"warmup", v.timing.warmup},

@@ -1,4 +1,5 @@
 // Reads and checks the `verifier:` section; owns the default tolerances.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -13,8 +14,9 @@ namespace {
 
 constexpr std::string_view kVerifierKeys[] = {
     "backend", "python",        "mode",       "trials", "timeout_sec", "call_timeout_sec",
-    "threads", "compile_cache", "tolerances", "timing", "warm_workers"};
+    "threads", "compile_cache", "tolerances", "timing", "warm_workers", "baselines"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
+constexpr std::string_view kBaselines[] = {"eager", "compile"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
 constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
 // "repetitions" is the old name of "max_repetitions" and still loads.
@@ -24,6 +26,32 @@ constexpr std::string_view kTimingKeys[] = {"warmup",      "target_rse", "min_sa
 constexpr std::string_view kDtypes[] = {"float32",   "float64",    "float16", "bfloat16",
                                         "complex64", "complex128", "int8",    "int16",
                                         "int32",     "int64",      "uint8",   "bool"};
+
+// `baselines: [eager, compile]`: each named once, eager among them.
+void read_baselines(ConfigReader& reader, const Entry& at, VerifierConfig& verifier) {
+  constexpr std::string_view kFix = "write a list such as [eager] or [eager, compile]";
+  auto items = reader.list(at, false, kFix);
+  if (!items) return;
+  std::vector<std::string> names;
+  for (const Entry& item : *items) {
+    auto name = reader.choice(item, kBaselines);
+    if (!name) return;
+    if (std::find(names.begin(), names.end(), *name) != names.end()) {
+      reader.error(item, fmt::format("baseline '{}' is named twice", *name), "name each baseline once");
+      return;
+    }
+    names.push_back(*name);
+  }
+  if (std::find(names.begin(), names.end(), "eager") == names.end()) {
+    reader.error(at, "baselines lacks eager",
+                 "the reference as written is what every speedup is measured against; write [eager] or "
+                 "[eager, compile]");
+    return;
+  }
+  // Eager first: it is result.json's `speedup`; the others go to speedup_vs.
+  std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n == "eager"; });
+  verifier.baselines = std::move(names);
+}
 
 void read_tolerances(ConfigReader& reader, const Entry& at, std::map<std::string, Tolerance>& tolerances) {
   Mapping by_dtype = reader.mapping(at, kDtypes);
@@ -153,6 +181,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
   }
   if (auto entry = fields.get("tolerances")) read_tolerances(reader, *entry, verifier.tolerances);
   if (auto entry = fields.get("timing")) read_timing(reader, *entry, verifier.timing);
+  if (auto entry = fields.get("baselines")) read_baselines(reader, *entry, verifier);
   if (auto entry = fields.get("warm_workers")) {
     if (auto value = reader.choice(*entry, kWarmWorkers)) {
       verifier.warm_workers = *value;

@@ -177,6 +177,46 @@ Generation generation_from_json(const json& g) {
   return gen;
 }
 
+namespace {
+
+// speedup_vs.NAME: the speedup's own fields (median, ci95) at the top, so
+// that it reads like `speedup`; or {"unavailable": why}.
+json baseline_json(const BaselineSpeedup& b) {
+  if (!b.speedup) return {{"unavailable", b.unavailable.empty() ? "not timed" : b.unavailable},
+                          {"compile_s", optional_json(b.compile_s)}};
+  json j = speedup_json(*b.speedup);
+  j["reference"] = b.reference ? side_json(*b.reference) : json(nullptr);
+  j["noise_floor"] = b.noise_floor ? speedup_json(*b.noise_floor) : json(nullptr);
+  j["compile_s"] = optional_json(b.compile_s);
+  j["measure_s"] = optional_json(b.measure_s);
+  j["flags"] = b.flags;
+  return j;
+}
+
+BaselineSpeedup baseline_from(const std::string& name, const json& j) {
+  BaselineSpeedup b{.name = name};
+  b.compile_s = optional_at<double>(j, "compile_s");
+  if (auto why = j.find("unavailable"); why != j.end() && why->is_string()) {
+    b.unavailable = why->get<std::string>();
+    return b;
+  }
+  b.speedup = speedup_from(j);
+  if (auto ref = j.find("reference"); ref != j.end() && !ref->is_null()) b.reference = side_from(*ref);
+  if (auto nf = j.find("noise_floor"); nf != j.end() && !nf->is_null()) b.noise_floor = speedup_from(*nf);
+  b.measure_s = optional_at<double>(j, "measure_s");
+  b.flags = j.value("flags", std::vector<std::string>{});
+  return b;
+}
+
+}  // namespace
+
+const BaselineSpeedup* Performance::against(std::string_view baseline) const {
+  for (const BaselineSpeedup& b : speedup_vs) {
+    if (b.name == baseline) return &b;
+  }
+  return nullptr;
+}
+
 json to_json(const CaseResult& r) {
   json j;
   j["schema_version"] = r.schema_version;
@@ -228,6 +268,11 @@ json to_json(const CaseResult& r) {
                         {"measure_s", optional_json(p.measure_s)},
                         {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
                         {"rounds_ms", p.rounds_ms}};
+    if (!p.speedup_vs.empty()) {
+      json vs = json::object();
+      for (const BaselineSpeedup& b : p.speedup_vs) vs[b.name] = baseline_json(b);
+      j["performance"]["speedup_vs"] = std::move(vs);
+    }
   } else {
     j["performance"] = nullptr;
   }
@@ -354,6 +399,9 @@ CaseResult result_from_json(const json& j) {
     perf.measure_s = optional_at<double>(p, "measure_s");
     perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
     perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
+    if (auto vs = p.find("speedup_vs"); vs != p.end() && vs->is_object()) {
+      for (const auto& [name, entry] : vs->items()) perf.speedup_vs.push_back(baseline_from(name, entry));
+    }
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null())

@@ -78,6 +78,20 @@ struct SpeedupEstimate {
   std::optional<Interval> ci95;
 };
 
+// The candidate timed against another form of the reference than the one
+// written (verifier.baselines), by the same method: twins, rounds, paired
+// intervals widened by the noise floors.
+struct BaselineSpeedup {
+  std::string name;                        // "compile": the reference through torch.compile
+  std::optional<SpeedupEstimate> speedup;  // baseline / candidate; nullopt when unavailable
+  std::optional<TimingSide> reference;     // the baseline's own times
+  std::optional<SpeedupEstimate> noise_floor;
+  std::optional<double> compile_s;  // making the baseline (compiling, first calls): not timed
+  std::optional<double> measure_s;
+  std::vector<std::string> flags;
+  std::string unavailable;  // why it was not timed ("" when it was)
+};
+
 struct Performance {
   TimingSide reference;
   TimingSide candidate;
@@ -100,6 +114,9 @@ struct Performance {
   // candidate twin} batch medians in ms, what the speedup and the noise
   // floors come from.
   std::vector<std::vector<double>> rounds_ms;
+  // The other baselines asked for, in the order asked.
+  std::vector<BaselineSpeedup> speedup_vs;
+  const BaselineSpeedup* against(std::string_view baseline) const;
 };
 
 // How the agent step ended; distinct from the verdict.

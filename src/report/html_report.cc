@@ -87,6 +87,21 @@ void headline(std::string& html, const Summary& s) {
   }
   card(html, s.pass_at_k ? "best-of-k geomean speedup" : "geomean speedup", geomean,
        fmt::format("over {} passing cases", s.speedup_cases));
+  for (const VersusSummary& v : s.versus) {
+    std::string against = v.baseline == "compile" ? "torch.compile" : v.baseline;
+    for (const FastP& f : v.fast_p) {
+      if (f.threshold != 1.0) continue;
+      card(html, fmt::format("fast_1 vs {}", esc(against)), rate_with_ci(f.rate, f.rate_ci95),
+           fmt::format("{} with interval above 1×; {} timed, {} unavailable", f.count, v.timed, v.unavailable));
+    }
+    std::string value = esc(format_speedup(v.geomean.value));
+    if (v.geomean.ci95) {
+      value += fmt::format(" <span class=\"ci\">[{}, {}]</span>", esc(format_speedup(v.geomean.ci95->lo)),
+                           esc(format_speedup(v.geomean.ci95->hi)));
+    }
+    card(html, fmt::format("geomean vs {}", esc(against)), value,
+         fmt::format("over {} passing cases", v.geomean.cases));
+  }
   if (const auto& b = s.baseline) {
     card(html, "baseline (A/A)", fmt::format("{} of {}", b->contains_one, b->timed),
          fmt::format("timed intervals contain 1; {} cases, {} pass, median {}", b->cases, b->passed,

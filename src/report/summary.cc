@@ -46,6 +46,14 @@ CaseRow row_of(const CaseResult& r) {
     row.reference_ms = r.performance->reference.median_ms;
     row.candidate_ms = r.performance->candidate.median_ms;
     row.timing_flags = r.performance->flags;
+    for (const BaselineSpeedup& b : r.performance->speedup_vs) {
+      CaseRow::Versus v{.baseline = b.name};
+      if (b.speedup) {
+        v.speedup = b.speedup->median;
+        v.speedup_ci95 = b.speedup->ci95;
+      }
+      row.versus.push_back(std::move(v));
+    }
   }
   return row;
 }
@@ -154,6 +162,42 @@ std::vector<double> speedups_of(const std::vector<const CaseRow*>& rows) {
   }
   return out;
 }
+
+// Against each other baseline: the rows with their speedup against it in
+// place of the eager one (a passing case without it counts as not faster).
+std::vector<VersusSummary> versus_of(const std::vector<const CaseRow*>& rows, int selected) {
+  std::vector<std::string> names;
+  for (const CaseRow* row : rows) {
+    for (const auto& v : row->versus) {
+      if (std::find(names.begin(), names.end(), v.baseline) == names.end()) names.push_back(v.baseline);
+    }
+  }
+  std::vector<VersusSummary> out;
+  for (const std::string& name : names) {
+    VersusSummary summary{.baseline = name};
+    std::vector<CaseRow> projected;
+    projected.reserve(rows.size());
+    for (const CaseRow* row : rows) {
+      CaseRow p = *row;
+      p.speedup.reset();
+      p.speedup_ci95.reset();
+      for (const auto& v : row->versus) {
+        if (v.baseline != name) continue;
+        p.speedup = v.speedup;
+        p.speedup_ci95 = v.speedup_ci95;
+        if (row->verdict == Verdict::kPass) ++(v.speedup ? summary.timed : summary.unavailable);
+      }
+      projected.push_back(std::move(p));
+    }
+    std::vector<const CaseRow*> pointers;
+    for (const CaseRow& p : projected) pointers.push_back(&p);
+    summary.fast_p = fast_p_of(pointers, selected);
+    summary.geomean = geomean_of(speedups_of(pointers));
+    out.push_back(std::move(summary));
+  }
+  return out;
+}
+
 
 std::optional<double> percentile(std::vector<double> values, double q) {
   if (values.empty()) return std::nullopt;
@@ -274,6 +318,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   s.fast_p = fast_p_of(all_rows, s.total.selected);
   s.pass_at_k = pass_at_k_of(all_rows);
   if (!baseline_rows.empty()) s.baseline = baseline_of(baseline_rows);
+  s.versus = versus_of(all_rows, s.total.selected);
 
   for (auto& [level, tally] : levels) {
     const auto& rows = level_rows[level];

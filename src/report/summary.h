@@ -108,6 +108,24 @@ struct CaseRow {
   std::optional<int> samples;  // samples run, for a case with several
   int samples_passed = 0;
   bool baseline = false;  // agent.kind: reference (an A/A run), never a solve
+  // performance.speedup_vs: against the other baselines asked for (e.g.
+  // "compile"); `speedup` nullopt where that baseline was unavailable.
+  struct Versus {
+    std::string baseline;
+    std::optional<double> speedup;
+    std::optional<Interval> speedup_ci95;
+  };
+  std::vector<Versus> versus;
+};
+
+// fast_p and the geomean against another baseline than the reference as
+// written (verifier.baselines), over the same cases and denominator.
+struct VersusSummary {
+  std::string baseline;  // "compile"
+  int timed = 0;         // passing cases timed against it
+  int unavailable = 0;   // passing cases where it could not be timed
+  std::vector<FastP> fast_p;
+  Geomean geomean;
 };
 
 // The baseline cases of a run (agent.kind: reference): the problem's own
@@ -153,6 +171,8 @@ struct Summary {
   // Baseline cases are listed in `cases` but counted only here, not in
   // `total`, the levels, fast_p or the geomean.
   std::optional<BaselineSummary> baseline;
+  // One per other baseline any case was timed against, in first-seen order.
+  std::vector<VersusSummary> versus;
 };
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become

@@ -13,6 +13,9 @@
 //              fast_p, geomean_speedup, geomean_ci95, speedup_cases}]
 //   cases:   [{case_id, level, status: done|not_run, verdict, speedup, speedup_ci95,
 //              reference_ms, candidate_ms, timing_flags, reason}]
+// With verifier.baselines beyond eager only: totals.speedup_vs: {<baseline>:
+// {timed, unavailable, fast_p, geomean_speedup, geomean_ci95, speedup_cases}}
+// and each case row speedup_vs: {<baseline>: {speedup, speedup_ci95}}.
 // With samples per case (config `samples` > 1) only: totals and each level
 // get pass_at_k: {cases, samples, samples_run, samples_passed, pass_at_1,
 // pass_at: {"<k>": rate}, best_of_k_geomean_speedup}, and each case row
@@ -98,6 +101,12 @@ json case_json(const CaseRow& row) {
             {"reason", row.reason}};
   if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
   if (row.baseline) j["baseline"] = true;
+  if (!row.versus.empty()) {
+    json vs = json::object();
+    for (const auto& v : row.versus)
+      vs[v.baseline] = {{"speedup", opt(v.speedup)}, {"speedup_ci95", interval(v.speedup_ci95)}};
+    j["speedup_vs"] = std::move(vs);
+  }
   return j;
 }
 
@@ -112,6 +121,18 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["fast_p"] = fast_p_json(summary.fast_p);
   totals["cheats_by_rule"] = summary.cheats_by_rule;
   totals["timing_flags"] = summary.timing_flags;
+  if (!summary.versus.empty()) {
+    json vs = json::object();
+    for (const VersusSummary& v : summary.versus) {
+      vs[v.baseline] = {{"timed", v.timed},
+                        {"unavailable", v.unavailable},
+                        {"fast_p", fast_p_json(v.fast_p)},
+                        {"geomean_speedup", opt(v.geomean.value)},
+                        {"geomean_ci95", interval(v.geomean.ci95)},
+                        {"speedup_cases", v.geomean.cases}};
+    }
+    totals["speedup_vs"] = std::move(vs);
+  }
   if (summary.pass_at_k) totals["pass_at_k"] = pass_at_k_json(*summary.pass_at_k, summary.geomean_speedup);
   const AgentTotals& a = summary.agent;
   totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},

@@ -116,6 +116,25 @@ void append_headline(std::string& md, const Summary& s) {
       s.faster_with_confidence, s.faster_with_confidence == 1 ? " has" : "s have");
 }
 
+// fast_p against the other baselines (verifier.baselines), beside the
+// eager table above.
+void append_versus(std::string& md, const Summary& s) {
+  for (const VersusSummary& v : s.versus) {
+    std::string name = v.baseline == "compile" ? "the reference through torch.compile" : v.baseline;
+    md += fmt::format("### Against {}\n\n", name);
+    md += fmt::format("Geomean speedup: {}. {} passing case{} timed against it, {} where it was unavailable.\n\n",
+                      geomean_text(v.geomean.value, v.geomean.ci95, v.geomean.cases), v.timed,
+                      v.timed == 1 ? "" : "s", v.unavailable);
+    md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
+    for (const FastP& f : v.fast_p) {
+      if (f.threshold == 0.0) continue;
+      md += fmt::format("| {} | {} | {} |\n", fast_label(f.threshold), rate_with_ci(f),
+                        count_and_rate(f.point_count, f.point_rate));
+    }
+    md += "\n";
+  }
+}
+
 void append_verdicts(std::string& md, const Tally& t) {
   md += "## Verdicts\n\n| Verdict | Cases |\n|---|---:|\n";
   for (const auto& [verdict, count] : t.verdicts) {
@@ -235,6 +254,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   std::string md = "# kgym run summary\n\n";
   append_run_lines(md, info);
   append_headline(md, summary);
+  append_versus(md, summary);
   append_verdicts(md, summary.total);
   append_cheats(md, summary);
   append_timing_flags(md, summary);

@@ -38,6 +38,53 @@ TEST(Summarize, CountsEverySelectedCase) {
   EXPECT_DOUBLE_EQ(*s.total.correctness_rate(), 4.0 / 8.0);  // not-run cases are in the denominator
 }
 
+TEST(Summarize, FastPAgainstTorchCompileBesideEager) {
+  std::vector<CaseResult> results = {
+      make_result("level1/1_A", Verdict::kPass, 2.0),
+      make_result("level1/2_B", Verdict::kPass, 3.0),
+      make_result("level1/3_C", Verdict::kPass, 1.5),
+      make_result("level1/4_D", Verdict::kFailCorrectness),
+  };
+  auto versus = [](CaseResult& r, std::optional<double> median) {
+    BaselineSpeedup b{.name = "compile"};
+    if (median) {
+      b.speedup = SpeedupEstimate{*median, Interval{*median * 0.9, *median * 1.1}};
+    } else {
+      b.unavailable = "torch.compile failed: no C++ compiler";
+    }
+    r.performance->speedup_vs.push_back(b);
+  };
+  versus(results[0], 1.2);
+  versus(results[1], 0.7);
+  versus(results[2], std::nullopt);
+  Summary s = summarize(results, {});
+  ASSERT_EQ(s.versus.size(), 1u);
+  const VersusSummary& v = s.versus[0];
+  EXPECT_EQ(v.baseline, "compile");
+  EXPECT_EQ(v.timed, 2);
+  EXPECT_EQ(v.unavailable, 1);
+  // Against eager three pass above 1; against compile one (1.2), over the
+  // same four cases.
+  for (const FastP& f : v.fast_p) {
+    if (f.threshold != 1.0) continue;
+    EXPECT_EQ(f.count, 1);
+    ASSERT_TRUE(f.rate);
+    EXPECT_DOUBLE_EQ(*f.rate, 0.25);
+  }
+  EXPECT_EQ(v.geomean.cases, 2);
+  ASSERT_TRUE(v.geomean.value);
+  EXPECT_NEAR(*v.geomean.value, std::sqrt(1.2 * 0.7), 1e-9);
+  // The result round-trips through result.json.
+  CaseResult back = result_from_json(to_json(results[2]));
+  ASSERT_TRUE(back.performance);
+  ASSERT_NE(back.performance->against("compile"), nullptr);
+  EXPECT_FALSE(back.performance->against("compile")->speedup);
+  EXPECT_EQ(back.performance->against("compile")->unavailable, "torch.compile failed: no C++ compiler");
+  back = result_from_json(to_json(results[0]));
+  ASSERT_TRUE(back.performance->against("compile")->speedup);
+  EXPECT_DOUBLE_EQ(back.performance->against("compile")->speedup->median, 1.2);
+}
+
 TEST(Summarize, CheatsAreCountedPerRuleWithTheirRate) {
   CaseResult a = make_result("level1/1_A", Verdict::kFailCheat);
   a.cheat = CheatFinding{"static.no_kernel", "static", "model_new.py:3: torch.relu"};

@@ -19,6 +19,7 @@
 #include "verify/role.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
+#include "verify/timing_session.h"
 #include "verify/verifier.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/worker_process.h"
@@ -86,6 +87,17 @@ class Verification {
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
+  // What the timing's exchange saw fail last, and on whose request.
+  struct TimingFailure {
+    std::optional<Failure> failure;
+    std::optional<Role> role;
+  };
+  // verification_baselines.cc: the reference through torch.compile timed
+  // against the candidate like the eager one. A failure is the candidate's
+  // (a cheat, a crash); the reference's make the baseline unavailable.
+  std::expected<BaselineSpeedup, Failure> time_against_compiled(TimingInputs inputs, const Exchange& exchange,
+                                                                const CoreLoadProbe& load,
+                                                                const TimingFailure& failed);
   std::expected<void, Failure> check_extra_shapes();
   std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
                                                            std::span<const TensorBytes> first);

@@ -259,7 +259,7 @@ std::expected<void, Failure> Verification::measure_performance() {
   // The twins start now, not for cases that never reach the timing.
   if (auto started = start_twins(); !started) return std::unexpected(started.error());
 
-  std::optional<Failure> failure;
+  TimingFailure failed;
   // The lease is watched around every request (verify/lease.h): a finding
   // fails the request, which ends the timing.
   auto lease = make_lease_watch();
@@ -272,18 +272,18 @@ std::expected<void, Failure> Verification::measure_performance() {
     if (lease) {
       if (what == "warming up") lease->skip_idle();
       if (auto finding = lease->before_request(is_candidate(role), lease_now())) {
-        failure = runtime_cheat(std::move(*finding), what);
+        failed = {runtime_cheat(std::move(*finding), what), Role::kCandidate};
         return std::nullopt;
       }
     }
     auto reply = call(role, request, what);
     if (!reply) {
-      failure = reply.error();
+      failed = {reply.error(), role};
       return std::nullopt;
     }
     if (lease) {
       if (auto finding = lease->after_reply(is_candidate(role), lease_now())) {
-        failure = runtime_cheat(std::move(*finding), what);
+        failed = {runtime_cheat(std::move(*finding), what), Role::kCandidate};
         return std::nullopt;
       }
     }
@@ -297,12 +297,16 @@ std::expected<void, Failure> Verification::measure_performance() {
       req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); }, load);
   if (lease) note(lease->describe());
   if (outcome.call_failed)
-    return std::unexpected(failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
-  if (lease) {
-    if (auto finding = lease->finish(lease_now())) {
-      note(lease->describe());
-      return std::unexpected(runtime_cheat(std::move(*finding), "timing"));
-    }
+    return std::unexpected(failed.failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
+  auto lease_finding = [&]() -> std::optional<Failure> {
+    if (!lease) return std::nullopt;
+    auto finding = lease->finish(lease_now());
+    if (!finding) return std::nullopt;
+    note(lease->describe());
+    return runtime_cheat(std::move(*finding), "timing");
+  };
+  if (!req_.config.compile_baseline()) {
+    if (auto found = lease_finding()) return std::unexpected(std::move(*found));
   }
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
@@ -312,6 +316,15 @@ std::expected<void, Failure> Verification::measure_performance() {
       result_.runtime->checks.push_back(check);
   }
   if (outcome.cheat) return std::unexpected(runtime_cheat(std::move(*outcome.cheat), "timing"));
+  if (req_.config.compile_baseline() && result_.performance) {
+    // The reference workers' compiling is no window of the candidate's.
+    if (lease) lease->skip_idle();
+    auto compiled = time_against_compiled(timing_inputs, exchange, load, failed);
+    if (!compiled) return std::unexpected(std::move(compiled.error()));
+    result_.performance->speedup_vs.push_back(std::move(*compiled));
+    if (lease) note(lease->describe());
+    if (auto found = lease_finding()) return std::unexpected(std::move(*found));
+  }
   return {};
 }
 

@@ -30,6 +30,7 @@ json config_json(const VerifierConfig& c) {
         {"cache_flush", c.timing.cache_flush}}},
       {"compile_cache", c.compile_cache},
       {"warm_workers", c.warm_workers},
+      {"baselines", c.baselines},
   };
 }
 
@@ -56,6 +57,7 @@ VerifierConfig config_from(const json& j) {
   }
   c.compile_cache = j.value("compile_cache", c.compile_cache);
   c.warm_workers = j.value("warm_workers", c.warm_workers);
+  c.baselines = j.value("baselines", c.baselines);
   return c;
 }
 

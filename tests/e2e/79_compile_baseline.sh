@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# verifier.baselines: [eager, compile] on whichever torch kgym finds (CI runs
+# this on Debian's torch 1.13 and again with the torch-2 venv first on PATH).
+# Under torch 2 the reference is also timed through torch.compile, by the
+# same method, and result.json carries performance.speedup_vs.compile (a
+# median, an interval, the compile time kept out of it); summary.json's
+# case row has it (fast_p against it is a unit test: a baseline case counts
+# only in the A/A line). Under 1.13, which has no
+# torch.compile, the compile baseline is unavailable, said why, and the case
+# still passes on its eager timing.
+source "$(dirname "$0")/lib.sh"
+
+cd "$TMP"
+mkdir -p bench/level1
+cp "$SRC/data/sample/level1/1_ReLU.py" bench/level1/1_ReLU.py
+cat >run.yaml <<YAML
+bench_dir: bench
+agent: {kind: reference}
+verifier:
+  mode: performance
+  baselines: [eager, compile]
+  timing: {budget_sec: 1, warmup: 1}
+output: {root_dir: runs, run_name: compile}
+YAML
+"$KGYM" run --config run.yaml >run.out 2>&1 || true
+RUN=runs/compile
+RESULT="$RUN/cases/level1/1_ReLU/result.json"
+expect_verdict "$RESULT" pass
+torch_version="$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/compile/run.json"))["torch_version"])')"
+echo "torch $torch_version"
+check "run.json records the baselines" /usr/bin/python3 -c '
+import json
+r = json.load(open("runs/compile/run.json"))
+assert "compile" in json.dumps(r), r
+'
+if [ "${torch_version%%.*}" -ge 2 ]; then
+  check "speedup_vs.compile has a median, an interval and the compile time" /usr/bin/python3 -c '
+import json
+p = json.load(open("'"$RESULT"'"))["performance"]
+c = p["speedup_vs"]["compile"]
+assert "unavailable" not in c, c
+assert c["median"] > 0 and c["ci95"][0] <= c["median"] <= c["ci95"][1], c
+assert c["compile_s"] > 0 and c["reference"]["samples"] > 0 and c["noise_floor"], c
+assert p["speedup"]["median"] > 0, p
+'
+  check "summary.json's case row has the speedup against compile" /usr/bin/python3 -c '
+import json
+s = json.load(open("runs/compile/summary.json"))
+assert s["cases"][0]["speedup_vs"]["compile"]["speedup"] > 0, s["cases"][0]
+'
+  check "verify.log has the compile time" grep -q "compiled in" "$RUN/cases/level1/1_ReLU/verify/verify.log"
+else
+  check "the compile baseline is unavailable on this torch, and says why" /usr/bin/python3 -c '
+import json
+c = json.load(open("'"$RESULT"'"))["performance"]["speedup_vs"]["compile"]
+assert "has no torch.compile" in c["unavailable"], c
+'
+fi
+finish
