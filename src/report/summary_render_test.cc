@@ -85,6 +85,18 @@ TEST(SummaryMarkdown, LongReasonsAreCut) {
   EXPECT_FALSE(contains(md, std::string(101, 'x')));
 }
 
+TEST(SummaryMarkdown, FastPAgainstTorchCompile) {
+  auto result = make_result("level1/1_A", Verdict::kPass, 2.0);
+  BaselineSpeedup compiled{.name = "compile", .speedup = SpeedupEstimate{1.4, Interval{1.2, 1.6}}};
+  result.performance->speedup_vs.push_back(compiled);
+  std::string md = summary_markdown(summarize({result}, {}), sample_info());
+  EXPECT_NE(md.find("### Against the reference through torch.compile"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 passing case timed against it, 0 where it was unavailable"), std::string::npos) << md;
+  // Without the baseline, no such section.
+  md = summary_markdown(summarize({make_result("level1/1_A", Verdict::kPass, 2.0)}, {}), sample_info());
+  EXPECT_EQ(md.find("Against the reference through torch.compile"), std::string::npos);
+}
+
 TEST(SummaryTable, RowsAlignedAndWithinWidth) {
   std::string table = summary_table(sample_summary(), 120);
   std::vector<std::string> lines = lines_of(table);
