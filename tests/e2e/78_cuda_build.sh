@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The CUDA path without a GPU. With a CUDA build of torch and nvcc (CI: the
-# torch-2 venv and its CUDA_HOME, ./dev.sh test-torch2), `kgym verify
-# --backend cuda` builds the sample CUDA solutions
-# (data/sample/solutions_cuda/) and ends as device_unavailable; the CUDA
-# cheats (tests/exploits/cuda/) fail the static gate before any build. With
-# a torch that cannot build CUDA it is a usage error that says so, never a
-# crash.
+# The CUDA path. With a CUDA build of torch and nvcc (CI: the torch-2 venv
+# and its CUDA_HOME, ./dev.sh test-torch2), `kgym verify --backend cuda`
+# builds the sample CUDA solutions (data/sample/solutions_cuda/) and, without
+# a GPU, ends as device_unavailable; on a machine whose torch sees a GPU
+# (bench/cuda_device_check.sh) they pass correctness and timing, with a
+# speedup interval. The CUDA cheats (tests/exploits/cuda/) fail the static
+# gate before any build. With a torch that cannot build CUDA it is a usage
+# error that says so, never a crash.
 source "$(dirname "$0")/lib.sh"
 
 python="$(torch_python)"
 build="$("$python" -c 'import torch; print(torch.version.cuda or "")')"
-verify_cuda() {  # PROBLEM CANDIDATE NAME: the result goes to $TMP/NAME/result.json
+gpu="$("$python" -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)"
+verify_cuda() {  # PROBLEM CANDIDATE NAME [MODE]: the result goes to $TMP/NAME/result.json
   mkdir -p "$TMP/$3"
-  "$KGYM" verify --backend cuda --problem "$SRC/data/sample/level1/$1.py" --candidate "$2" --mode correctness \
+  "$KGYM" verify --backend cuda --problem "$SRC/data/sample/level1/$1.py" --candidate "$2" --mode "${4:-correctness}" \
     --json "$TMP/$3/result.json" --timeout 900
 }
 
@@ -29,6 +31,20 @@ export CUDA_HOME="${CUDA_HOME:-$(dirname "$(dirname "$python")")/cuda}"
 echo "torch CUDA $build, nvcc: $("$CUDA_HOME/bin/nvcc" --version 2>/dev/null | tail -n 1)"
 for name in 1_ReLU 5_Matmul; do
   start=$SECONDS
+  if [ "$gpu" = 1 ]; then
+    expect_exit 0 "$name: the honest CUDA solution passes on the GPU" \
+      verify_cuda "$name" "$SRC/data/sample/solutions_cuda/level1/$name/model_new.py" "$name" performance
+    echo "     verified in $((SECONDS - start)) s"
+    expect_verdict "$TMP/$name/result.json" pass
+    check "$name: timed on the GPU, with a speedup interval" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["performance"]["speedup"]
+print("     speedup", round(s["median"], 3), [round(x, 3) for x in s["ci95"]], r["performance"]["flags"])
+assert s["ci95"][0] <= s["median"] <= s["ci95"][1], s
+' "$TMP/$name/result.json"
+    continue
+  fi
   expect_exit 1 "$name: the honest CUDA solution builds without a GPU" \
     verify_cuda "$name" "$SRC/data/sample/solutions_cuda/level1/$name/model_new.py" "$name"
   echo "     built in $((SECONDS - start)) s"
