@@ -36,18 +36,21 @@ std::expected<BaselineSpeedup, Failure> Verification::time_against_compiled(Timi
     return unavailable(fmt::format("too little of verifier.timeout ({} s) was left to compile the reference",
                                    req_.config.timeout.count()));
   auto start = Clock::now();
+  std::string what = "compiling the reference with torch.compile";
+  auto late = [&] {
+    return fmt::format("compiling did not finish in the {:.0f} s the verification had left for it",
+                       std::chrono::duration<double>(deadline - start).count());
+  };
+  // Both workers compile at once (on a lease of several cores, side by side).
   for (Role role : {Role::kReference, Role::kTwin}) {
     Message request;
     request.header = {{"op", "compile"}, {"seed", derive_seed(req_.run_seed, 5000)}};
-    std::string what = "compiling the reference with torch.compile";
-    auto late = [&] {
-      return fmt::format("compiling did not finish in the {:.0f} s the verification had left for it",
-                         std::chrono::duration<double>(deadline - start).count());
-    };
     if (auto sent = worker(role).send(request, deadline); !sent) {
       auto reason = channel_failure(role, sent.error(), what, false).reason;
       return unavailable(Clock::now() >= deadline ? late() : reason);
     }
+  }
+  for (Role role : {Role::kReference, Role::kTwin}) {
     auto reply = receive(role, what, deadline);
     if (!reply) return unavailable(Clock::now() >= deadline ? late() : reply.error().reason);
     if (auto why = reply->header.find("unavailable"); why != reply->header.end() && why->is_string())
