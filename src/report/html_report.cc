@@ -169,6 +169,15 @@ void case_table(std::string& html, const HtmlReportInput& in) {
     std::string ci = r.speedup_ci95 ? fmt::format("{} – {}", format_speedup(r.speedup_ci95->lo),
                                                   format_speedup(r.speedup_ci95->hi))
                                     : std::string(kAbsent);
+    // Against the other baselines, under the eager speedup.
+    std::string versus;
+    for (const auto& v : r.versus) {
+      std::string name = v.baseline == "compile" ? "torch.compile" : v.baseline;
+      std::string value = v.speedup ? format_speedup(v.speedup) : std::string("unavailable");
+      if (v.speedup_ci95)
+        value += fmt::format(" [{} – {}]", format_speedup(v.speedup_ci95->lo), format_speedup(v.speedup_ci95->hi));
+      versus += fmt::format("<div class=\"sizes\">vs {}: {}</div>", esc(name), esc(value));
+    }
     auto took = total_seconds(*in.results, r.case_id);
     std::string sizes = sizes_note(*in.results, r.case_id);
     std::string files;
@@ -179,11 +188,11 @@ void case_table(std::string& html, const HtmlReportInput& in) {
     }
     html += fmt::format(
         "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
         esc(url_path(r.case_id)), esc(r.case_id),
         sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),
-        verdict_color(verdict), esc(label), esc(format_speedup(r.speedup)), esc(ci),
+        verdict_color(verdict), esc(label), esc(format_speedup(r.speedup)), versus, esc(ci),
         esc(format_ms(r.reference_ms)), esc(format_ms(r.candidate_ms)),
         took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
         esc(r.verdict == Verdict::kPass ? "" : one_line(r.reason, 300)), files);

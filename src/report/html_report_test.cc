@@ -149,6 +149,29 @@ TEST_F(HtmlReportTest, SampledRunShowsPassAtK) {
   EXPECT_TRUE(tags_balance(html, problem)) << problem;
 }
 
+// With the compile baseline: cards of fast_1 and the geomean against it,
+// and each case's speedup against it under the eager one.
+TEST_F(HtmlReportTest, AgainstTorchCompile) {
+  for (CaseResult& r : results_) {
+    if (!r.performance) continue;
+    BaselineSpeedup b{.name = "compile"};
+    if (r.case_id == "level1/1_A") {
+      b.speedup = SpeedupEstimate{1.25, Interval{1.1, 1.4}};
+    } else {
+      b.unavailable = "torch.compile failed";
+    }
+    r.performance->speedup_vs.push_back(b);
+  }
+  summary_ = summarize(results_);
+  std::string html = html_report(input_);
+  EXPECT_NE(html.find("<div class=\"k\">fast_1 vs torch.compile</div>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<div class=\"k\">geomean vs torch.compile</div>"), std::string::npos);
+  EXPECT_NE(html.find("vs torch.compile: 1.25"), std::string::npos);
+  EXPECT_NE(html.find("vs torch.compile: unavailable"), std::string::npos);
+  std::string problem;
+  EXPECT_TRUE(tags_balance(html, problem)) << problem;
+}
+
 TEST_F(HtmlReportTest, HeadlineNumbers) {
   std::string html = html_report(input_);
   // 3 of 6 pass, 1 of 6 cheats; fast_p cards for 1, 1.5 and 2; geomean of 1.8, 0.6, 2.5.
