@@ -187,10 +187,13 @@ def solved_overrides(args):
     try:
         with open(args.problem, "r", encoding="utf-8") as f:
             source = f.read()
+        precision = getattr(args, "precision", None)
+        as_written = None
+        if precision and precision != "as_written":
+            as_written = (precision, lambda o: load_problem(args.problem, o, None))
         solved = kgym_worker_size.solve_sizes(
-            source, lambda o: load_problem(args.problem, o, getattr(args, "precision", None)), overrides,
-            args.size_max_bytes,
-            args.size_max_forward_ms, args.seed, log)
+            source, lambda o: load_problem(args.problem, o, precision), overrides, args.size_max_bytes,
+            args.size_max_forward_ms, args.seed, log, as_written)
     except WorkerError:
         raise
     except Exception as exc:

@@ -195,14 +195,19 @@ def measure(load, overrides, seed):
     return held + out_bytes, best
 
 
-def solve_sizes(source, load, base_overrides, max_bytes, max_forward_ms, seed=0, log=None):
+def solve_sizes(source, load, base_overrides, max_bytes, max_forward_ms, seed=0, log=None, as_written=None):
     """The sizes to run the problem at: a dict with `sizes` ({key: value},
     the overrides to apply on top of `base_overrides`, which always win),
     `original` ({key: value} as written), `factor` (2**-k), `bytes` and
     `forward_ms` at those sizes, and `fits` (False when even the smallest
     sizes that run exceed the budget, or none ran).
 
-    `load(overrides)` imports the problem with overrides applied."""
+    `load(overrides)` imports the problem with overrides applied.
+    `as_written`: (precision, load) at the problem's own precision, when
+    `load` casts to another: a problem that runs at no size is tried there
+    once, so that a kernel this torch lacks at that precision (whose error
+    need not say so: a bfloat16 ConvTranspose3d on the CPU complains of
+    channels) is named for what it is."""
     tree = ast.parse(source)
     original = {key: value for key, value in size_constants(tree).items() if key not in base_overrides}
     result = {"original": original, "sizes": {}, "factor": 1.0, "bytes": None, "forward_ms": None, "fits": True}
@@ -257,7 +262,19 @@ def solve_sizes(source, load, base_overrides, max_bytes, max_forward_ms, seed=0,
         # a missing module): report it as it is.
         if last_error is not None and len({e.split(": ", 1)[1] for e in errors}) == 1:
             raise last_error
-        raise RuntimeError("the reference runs at none of the sizes tried (" + "; ".join(errors[-2:]) + ")")
+        tried = "; ".join(errors[-2:])
+        if as_written is not None:
+            precision, load_as_written = as_written
+            try:
+                measure(load_as_written, dict(base_overrides, **scaled(original, k_tiny)), seed)
+            except Exception:
+                pass
+            else:
+                raise RuntimeError(
+                    f"the reference runs at none of the sizes tried at {precision}, but runs at its own precision: "
+                    f"this torch lacks a {precision} kernel on this device for one of its ops ({tried}); choose "
+                    f"another problem.precision (--precision)")
+        raise RuntimeError("the reference runs at none of the sizes tried (" + tried + ")")
     k, nbytes, ms = pick
     result.update(sizes={key: value for key, value in scaled(original, k).items() if value != original[key]},
                   factor=2.0 ** -k, bytes=nbytes, forward_ms=ms, fits=chosen is not None)

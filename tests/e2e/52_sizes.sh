@@ -96,4 +96,13 @@ else
   expect_output "^reference_error: .*not implemented for 'Half' \[this torch has no kernel for that op in float16" \
     "names the op and the precision"
 fi
+# An op that fails at bfloat16 with an error that does not say so (torch's
+# bfloat16 ConvTranspose3d on the CPU complains of channels), differently at
+# every size: the solver tries the problem at its own precision and names
+# the precision as the cause.
+printf 'import torch\nimport torch.nn as nn\n\nN = 64\n\nclass Model(nn.Module):\n    def forward(self, x):\n        if x.dtype == torch.bfloat16:\n            raise RuntimeError(f"expected input {list(x.shape)} to have {2 * x.shape[1]} channels")\n        return x * 2\n\ndef get_inputs():\n    return [torch.rand(N, N)]\n\ndef get_init_inputs():\n    return []\n' >bf16_only.py
+expect_exit 1 "a problem that fails only at bfloat16, at every size" "$KGYM" verify --problem bf16_only.py \
+  --candidate bf16_only.py --candidate-is-reference --mode correctness --precision bfloat16 --size auto
+expect_output "^reference_error: .*runs at none of the sizes tried at bfloat16, but runs at its own precision: this torch lacks a bfloat16 kernel" \
+  "names the precision as the cause"
 finish
