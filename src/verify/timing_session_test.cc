@@ -429,6 +429,26 @@ TEST(TimingChecks, OtherProcessesWidenTheAllowanceForTimeBetweenCalls) {
   EXPECT_FALSE(clock_finding(reference, candidate, moved, 100'000, 0.99));
 }
 
+TEST(TimingChecks, OtherProcessesWidenTheAllowanceForTheRoundTrip) {
+  OverheadRounds honest{.excess_ns = {1'000, -2'000, 500}, .aa_ns = {1'000, 1'500}, .reference_ns = {100'000}};
+  ClockTotals reference{.outer_ns = 450e6, .worker_ns = 280e6, .inner_ns = 100e6, .calls = 880, .batches = 131};
+  reference.gap_ns = {0.7e6, 0.6e6, 0.8e6};
+  reference.gap_share = {0.2, 0.18, 0.22};
+  // Woken late on a core other processes took half of: 1.8 ms of the
+  // median batch missing from the candidate's clock, 0.7 ms from the
+  // reference's.
+  ClockTotals late = reference;
+  late.gap_ns = {1.8e6, 1.7e6, 1.9e6};
+  late.gap_share = {0.48, 0.47, 0.5};
+  EXPECT_TRUE(clock_finding(reference, late, honest, 100'000, 0));
+  EXPECT_FALSE(clock_finding(reference, late, honest, 100'000, 0.55));
+  // A clock at an eighth of the speed shows on the same busy cores.
+  ClockTotals slow = reference;
+  slow.gap_ns = {8.75e6, 8.7e6, 8.8e6};
+  slow.gap_share = {0.875, 0.87, 0.88};
+  EXPECT_TRUE(clock_finding(reference, slow, honest, 100'000, 0.55));
+}
+
 // The scripted workers, but the candidate's calls take `seen_ns` on a set
 // it was handed before and `unseen_ns` on the others: in the probe only,
 // or (`everywhere`) in every batch; `probes` counts the probe batches the
