@@ -265,11 +265,13 @@ def solve_sizes(source, load, base_overrides, max_bytes, max_forward_ms, seed=0,
         tried = "; ".join(errors[-2:])
         if as_written is not None:
             precision, load_as_written = as_written
-            try:
-                measure(load_as_written, dict(base_overrides, **scaled(original, k_tiny)), seed)
-            except Exception:
-                pass
-            else:
+            # From the smallest sizes up (the smallest may be too small for
+            # the problem's own shapes), never the sizes as written.
+            for k in range(k_tiny, max(0, k_tiny - 6), -1):
+                try:
+                    measure(load_as_written, dict(base_overrides, **scaled(original, k)), seed)
+                except Exception:
+                    continue
                 raise RuntimeError(
                     f"the reference runs at none of the sizes tried at {precision}, but runs at its own precision: "
                     f"this torch lacks a {precision} kernel on this device for one of its ops ({tried}); choose "
