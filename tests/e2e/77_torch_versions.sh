@@ -9,16 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 
 cd "$TMP"
-mkdir -p bench/level1
-cp "$SRC/tests/fixtures/problems/fused_attention.py" bench/level1/1_FusedAttention.py
-cat >run.yaml <<YAML
-bench_dir: bench
-agent: {kind: reference}
-verifier:
-  mode: performance
-  timing: {budget_sec: 1, warmup: 1}
-output: {root_dir: runs, run_name: torch}
-YAML
+baseline_config "$SRC/tests/fixtures/problems/fused_attention.py" 1_FusedAttention torch
 "$KGYM" run --config run.yaml >run.out 2>&1
 RUN=runs/torch
 torch_version="$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/torch/run.json"))["torch_version"])')"

@@ -11,17 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 
 cd "$TMP"
-mkdir -p bench/level1
-cp "$SRC/data/sample/level1/1_ReLU.py" bench/level1/1_ReLU.py
-cat >run.yaml <<YAML
-bench_dir: bench
-agent: {kind: reference}
-verifier:
-  mode: performance
-  baselines: [eager, compile]
-  timing: {budget_sec: 1, warmup: 1}
-output: {root_dir: runs, run_name: compile}
-YAML
+baseline_config "$SRC/data/sample/level1/1_ReLU.py" 1_ReLU compile "baselines: [eager, compile]"
 "$KGYM" run --config run.yaml >run.out 2>&1 || true
 RUN=runs/compile
 RESULT="$RUN/cases/level1/1_ReLU/result.json"

@@ -29,6 +29,22 @@ expect_output() {
   if grep -qE -- "$1" <<<"$OUT"; then ok "$2"; else bad "$2: no match for /$1/" "$(tail -n 20 <<<"$OUT")"; fi
 }
 
+# baseline_config PROBLEM_FILE CASE RUN_NAME [VERIFIER_LINE...] : in the
+# current directory, bench/level1/CASE.py (a copy of PROBLEM_FILE) and
+# run.yaml, a short A/A run of it in performance mode into runs/RUN_NAME;
+# each VERIFIER_LINE (e.g. "baselines: [eager, compile]") goes under verifier.
+baseline_config() {
+  local problem="$1" case="$2" run_name="$3" line
+  shift 3
+  mkdir -p bench/level1
+  cp "$problem" "bench/level1/$case.py"
+  {
+    printf 'bench_dir: bench\nagent: {kind: reference}\nverifier:\n  mode: performance\n'
+    for line in "$@"; do printf '  %s\n' "$line"; done
+    printf '  timing: {budget_sec: 1, warmup: 1}\noutput: {root_dir: runs, run_name: %s}\n' "$run_name"
+  } >run.yaml
+}
+
 # torch_python : prints the interpreter kgym finds when none is configured
 # (python3 on PATH, else /usr/bin/python3: the first that imports torch).
 torch_python() {
