@@ -198,7 +198,6 @@ std::vector<VersusSummary> versus_of(const std::vector<const CaseRow*>& rows, in
   return out;
 }
 
-
 std::optional<double> percentile(std::vector<double> values, double q) {
   if (values.empty()) return std::nullopt;
   std::sort(values.begin(), values.end());
