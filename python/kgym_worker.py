@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from kgym_worker_build import ExtensionBuilds, pch
 from kgym_worker_common import (
     WorkerError,
     die_with_parent,
@@ -379,11 +380,28 @@ class CandidateSide(Side):
     def __init__(self, args):
         super().__init__(args)
         self.module = None
+        self.guard = None  # the EscapeGuard, set by serve()
 
     def op_import(self, header, payloads):
         start = time.perf_counter()
+        builds = header.get("builds")
+        extensions = None
+        if builds:
+            # The build stage records the builds; a verification loads them
+            # and may run no compiler (kgym_worker_build.py).
+            extensions = ExtensionBuilds(builds["mode"], builds["dir"], os.path.dirname(header["candidate"]),
+                                         builds.get("pch"))
+            extensions.install()
+            if self.guard is not None:
+                self.guard.extension_builds = builds["mode"] == "build"
         self.module = load_candidate(header["candidate"])
-        return {"import_s": time.perf_counter() - start}, []
+        reply = {"import_s": time.perf_counter() - start}
+        if extensions is not None and extensions.mode == "build":
+            extensions.write_manifest()
+            reply["extensions"] = len(extensions.entries)
+        elif extensions is not None:
+            extensions.check_import()
+        return reply, []
 
     def op_build(self, header, payloads):
         import torch
@@ -450,6 +468,7 @@ def serve(args):
         side = ReferenceSide(args) if args.role == "reference" else CandidateSide(args)
         side.channel = channel
         if args.role == "candidate":
+            side.guard = guard
             clock_guard = ClockGuard()
             clock_guard.install(list(BACKENDS.values()), [Side, CandidateSide])
             clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
@@ -554,6 +573,9 @@ def main(argv):
     s.add_argument("--cores", default="all")
     s.add_argument("--scratch", required=True)
     s.add_argument("--compile-cache", choices=["on", "off"], default="on")
+    pch_parser = sub.add_parser("pch")
+    pch_parser.add_argument("--root", required=True)
+    pch_parser.add_argument("--wanted", default=None)
     z = sub.add_parser("zygote")
     z.add_argument("--role", choices=["reference", "candidate"], required=True)
     z.add_argument("--sandbox", choices=["none", "unshare", "bwrap"], default="none")
@@ -564,6 +586,12 @@ def main(argv):
         return kgym_worker_zygote.run(args, main)
     if args.mode == "lint":
         return lint(args)
+    if args.mode == "pch":
+        try:
+            return pch(args)
+        except WorkerError as exc:
+            print(json.dumps({"error": exc.message}))
+            return 1
     return probe(args) if args.mode == "probe" else serve(args)
 
 

@@ -146,7 +146,9 @@ def setup_compile_env(scratch, compile_cache):
     os.environ.setdefault("CCACHE_DIR", os.path.join(cache_root, "ccache"))
     os.environ["CCACHE_BASEDIR"] = scratch
     os.environ["CCACHE_NOHASHDIR"] = "1"
-    os.environ.setdefault("CCACHE_SLOPPINESS", "time_macros,include_file_mtime,include_file_ctime")
+    # pch_defines, time_macros: a build may include the precompiled header
+    # (kgym_worker_build.py), which ccache then hashes.
+    os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime")
     if torch_wraps_compiler():
         return
     bin_dir = os.path.join(scratch, "bin")

@@ -178,6 +178,9 @@ class EscapeGuard:
         self.inside = False
         self.real_exit = os._exit
         self.build_module = None
+        # Whether torch's extension builder may run its compiler: not when
+        # the builds were made before the verification (kgym_worker_build.py).
+        self.extension_builds = True
 
     def install(self):
         sys.addaudithook(self.hook)
@@ -247,7 +250,7 @@ class EscapeGuard:
         elif event in ("os.fork", "os.forkpty"):
             self.record("runtime.fork", f"{event}() during {self.phase}")
         elif event in SUBPROCESS_EVENTS:
-            if self.phase in ("import", "build") and self.from_extension_build():
+            if self.phase in ("import", "build") and self.extension_builds and self.from_extension_build():
                 return
             command = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[0] if args else ""
             self.record("runtime.subprocess", f"{event} {str(command)[:120]} during {self.phase}")

@@ -23,6 +23,7 @@ struct Command {
 Command add_run_command(CLI::App& root);
 Command add_cases_command(CLI::App& root);
 Command add_verify_command(CLI::App& root);
+Command add_build_command(CLI::App& root);
 Command add_monitor_command(CLI::App& root);
 Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);

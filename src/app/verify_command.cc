@@ -43,6 +43,7 @@ struct VerifyOptions {
   std::string request_file;
   bool candidate_is_reference = false;
   bool skip_static_checks = false;
+  bool build_stage = false;  // `kgym build`: the request's build alone
 };
 
 std::vector<std::string> backend_choices() {
@@ -82,6 +83,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   // a config only the overrides are taken from it.
   bool with_config = !o.config_file.empty() || !o.sets.empty();
   ProblemSize size;
+  BuildConfig build;
   if (with_config || !o.overrides.empty() || !o.size.empty() || !o.precision.empty()) {
     ConfigSource source;
     if (!o.config_file.empty()) source.file = o.config_file;
@@ -94,6 +96,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     if (with_config) {
       req.config = config->verifier;
       req.sandbox = config->sandbox;
+      build = config->build;
     }
     req.overrides = config->overrides;
     req.precision = config->precision;
@@ -111,12 +114,14 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   req.candidate_is_reference = o.candidate_is_reference;
   req.static_checks = !o.skip_static_checks;
   req.run_seed = o.seed ? *o.seed : std::random_device{}() * 0x100000000ULL + std::random_device{}();
+  if (build.precompiled_header) req.pch_root = verify::kgym_cache_root() / "pch";
   return req;
 }
 
 int run_verify(const VerifyOptions& o) {
   auto req = o.request_file.empty() ? request_from_flags(o) : request_from_file(o.request_file);
   if (!req) return usage_error(req.error());
+  if (o.build_stage) req->build_stage = true;
   // The interpreter, resolved once: as given (--python, or a run's request),
   // else the config's, else found. A run checked its backend and
   // interpreter once before any case (its children pass --request).
@@ -214,6 +219,18 @@ Command add_verify_command(CLI::App& root) {
   app->add_flag("--skip-static-checks", options->skip_static_checks,
                 "run only the runtime checks (for testing the runtime anti-cheat layer)")
       ->group("");
+  return Command{app, [options] { return run_verify(*options); }};
+}
+
+// The build stage of a run's case (docs/build.md), as the event loop starts
+// it off any device lease: `kgym build --request F --json R`.
+Command add_build_command(CLI::App& root) {
+  auto options = std::make_shared<VerifyOptions>();
+  options->build_stage = true;
+  CLI::App* app = root.add_subcommand("build", "build one candidate's extensions, without a device");
+  app->group("");
+  app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->required();
+  app->add_option("--json", options->json_out, "write the result record to this file");
   return Command{app, [options] { return run_verify(*options); }};
 }
 

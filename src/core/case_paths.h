@@ -63,6 +63,11 @@ struct CasePaths {
   }
   std::filesystem::path probe() const { return dir / "probe.json"; }
   std::filesystem::path probe_log() const { return dir / "probe.log"; }
+  std::filesystem::path build_dir() const { return dir / "build"; }  // the build stage's scratch
+  std::filesystem::path prebuilt() const { return build_dir() / "prebuilt"; }  // what it built, with a manifest
+  std::filesystem::path build_request() const { return dir / "build_request.json"; }
+  std::filesystem::path build_result() const { return dir / "build_result.json"; }
+  std::filesystem::path build_log() const { return dir / "build.log"; }
   std::filesystem::path verify_dir() const { return dir / "verify"; }  // the verifier's scratch
   std::filesystem::path verify_request() const { return dir / "verify_request.json"; }
   std::filesystem::path verify_result() const { return dir / "verify_result.json"; }

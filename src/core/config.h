@@ -115,6 +115,15 @@ struct SandboxConfig {
   std::vector<std::filesystem::path> agent_writable;   // extra paths the agent may write
 };
 
+// The build stage (docs/build.md, docs/config.md "Build"): every candidate
+// is built before any device is leased, in a pool of `jobs` processes.
+struct BuildConfig {
+  int jobs = 0;                      // builds at once; 0 = one per core builds may use
+  std::optional<std::string> cores;  // a CPU core list for builds; unset = the cores no device holds, or all
+  std::chrono::seconds timeout{900};
+  bool precompiled_header = true;  // torch/extension.h precompiled once per torch, compiler and flags
+};
+
 // problem.size (docs/config.md "Problem sizes"): run each problem at its
 // written sizes, or shrink its size constants to fit a budget.
 struct ProblemSize {
@@ -140,6 +149,7 @@ struct Config {
   WorkflowConfig workflow;
   VerifierConfig verifier;
   SandboxConfig sandbox;
+  BuildConfig build;
   std::map<std::string, long long> overrides;  // problem.overrides
   ProblemSize size;                            // problem.size
   // problem.precision: "as_written" or the dtype the problem's floating

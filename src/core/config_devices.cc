@@ -7,6 +7,7 @@
 
 #include "core/config_sections.h"
 #include "core/backend.h"
+#include "util/cpu_set.h"
 
 namespace kgym::config_detail {
 namespace {
@@ -16,22 +17,6 @@ std::optional<int> parse_index(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
   return value;
-}
-
-// "0-3,5" -> {0,1,2,3,5}; nullopt when malformed.
-std::optional<std::set<int>> parse_core_list(std::string_view text) {
-  std::set<int> cores;
-  while (true) {
-    size_t comma = text.find(',');
-    std::string_view part = text.substr(0, comma);
-    size_t dash = part.find('-');
-    auto first = parse_index(part.substr(0, dash));
-    auto last = dash == std::string_view::npos ? first : parse_index(part.substr(dash + 1));
-    if (!first || !last || *first > *last) return std::nullopt;
-    for (int core = *first; core <= *last; ++core) cores.insert(core);
-    if (comma == std::string_view::npos) return cores;
-    text.remove_prefix(comma + 1);
-  }
 }
 
 }  // namespace
@@ -68,7 +53,7 @@ void read_devices(ConfigReader& reader, const Entry& at, const std::string& back
     }
     std::optional<std::set<int>> ids;
     if (cpu) {
-      ids = parse_core_list(text);
+      ids = util::parse_cpu_list(text);
     } else if (auto index = parse_index(text)) {
       ids = std::set<int>{*index};
     }

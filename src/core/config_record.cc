@@ -95,6 +95,13 @@ json config_record(const Config& c) {
   // does not use them (and --resume against it) stays as it was.
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
+  const BuildConfig& b = c.build;
+  if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {
+    record["build"] = {{"jobs", b.jobs},
+                       {"cores", b.cores ? json(*b.cores) : json(nullptr)},
+                       {"timeout_sec", b.timeout.count()},
+                       {"precompiled_header", b.precompiled_header}};
+  }
   return record;
 }
 

@@ -29,6 +29,9 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
 void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
                   std::vector<std::string>& devices);
 
+// `build:`.
+void read_build(ConfigReader& reader, const Entry& at, BuildConfig& build);
+
 // Dtype names accepted under verifier.tolerances (torch names without the
 // "torch." prefix).
 std::span<const std::string_view> known_dtypes();

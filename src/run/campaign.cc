@@ -268,6 +268,7 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.run_dir = record->dir;
   sched.kgym_argv0 = options.kgym_argv0;
   sched.worker_script = worker;
+  sched.pch_root = verify::kgym_cache_root() / "pch";
   sched.python = python->python;
   sched.torch_version = python->torch_version;
   sched.torch_build = python->torch_build;

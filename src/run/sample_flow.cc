@@ -60,6 +60,7 @@ std::string_view to_string(Phase phase) {
     case Phase::kProbing: return "probing";
     case Phase::kGenerating: return "generating";
     case Phase::kChecking: return "checking";
+    case Phase::kBuilding: return "building";
     case Phase::kWaitingDevice: return "waiting_device";
     case Phase::kVerifying: return "verifying";
     case Phase::kDone: return "done";
@@ -114,15 +115,16 @@ void SampleFlow::resume(bool regenerate) {
     generation_.agent = agent_.name();
   }
   if (g.contains("generate_s") && g["generate_s"].is_number()) generate_s_ = g["generate_s"].get<double>();
-  phase_ = Phase::kWaitingDevice;
+  // Built again: a build is never trusted across runs (ccache makes it quick).
+  phase_ = Phase::kBuilding;
 }
 
 Step SampleFlow::start(std::optional<DeviceLease> device) {
   device_ = std::move(device);
   started_ = clock_.now();
-  if (phase_ == Phase::kWaitingDevice) {
+  if (phase_ == Phase::kBuilding) {
     event("resume_verify");
-    return wait_for_device();
+    return wait_for_build();
   }
   return launch_probe();
 }
@@ -133,6 +135,7 @@ Step SampleFlow::child_exited(const ProcessExit& exit, bool timed_out) {
     case Child::kProbe: return probe_ended(exit, timed_out);
     case Child::kAgent: return agent_ended(exit, timed_out);
     case Child::kGate: checks_->command_ended(exit, timed_out); return advance_checks();
+    case Child::kBuild: return build_ended(exit, timed_out);
     case Child::kVerify: return verify_ended(exit, timed_out);
     case Child::kNone: break;
   }
@@ -152,6 +155,8 @@ Step SampleFlow::launch_failed(const std::string& why) {
     case Child::kGate:  // a gate that cannot start fails; the checks go on
       checks_->command_ended({ProcessExit::Kind::kExited, 127}, false);
       return advance_checks();
+    case Child::kBuild:
+      return fail(Verdict::kHarnessError, fmt::format("cannot start the build: {}", why));
     case Child::kVerify:
       return fail(Verdict::kHarnessError, fmt::format("cannot start the verifier: {}", why));
     case Child::kNone: break;
@@ -290,6 +295,89 @@ Step SampleFlow::collect_candidate() {
     return fail(Verdict::kHarnessError, ok.error());
   }
   event("generated");
+  return wait_for_build();
+}
+
+// The build stage (docs/build.md): the candidate built in its box by a
+// `kgym build` child, on the cores the loop gives it, before any device is
+// leased. A failed build ends the sample without ever taking a device.
+Step SampleFlow::wait_for_build() {
+  set_phase(Phase::kBuilding);
+  return NeedBuildSlot{};
+}
+
+Step SampleFlow::build_slot_granted(BuildSlot slot) { return launch_build(slot); }
+
+verify::VerifyRequest SampleFlow::verify_request(const std::filesystem::path& scratch) const {
+  verify::VerifyRequest req;
+  req.case_id = id_.c.id();
+  req.problem = id_.c.file;
+  req.candidate = candidate_;
+  req.scratch_dir = scratch;
+  req.python = options_.python;
+  req.config = config_.verifier;
+  req.overrides = config_.overrides;
+  if (sizes_) {
+    for (const auto& [name, value] : sizes_->sizes) req.overrides.emplace(name, value);  // the user's win
+    req.sizes = sizes_;
+  }
+  req.run_seed = id_.seed;
+  req.candidate_is_reference = agent_.baseline();
+  req.precision = config_.precision;
+  req.sandbox = config_.sandbox;
+  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
+  req.sandbox_hidden = options_.candidate_hidden;
+  return req;
+}
+
+Step SampleFlow::launch_build(const BuildSlot& slot) {
+  const CasePaths& paths = id_.paths;
+  std::error_code ec;
+  std::filesystem::remove_all(paths.build_dir(), ec);
+  std::filesystem::remove(paths.build_result(), ec);
+  if (auto ok = util::make_dirs(paths.build_dir()); !ok) return fail(Verdict::kHarnessError, ok.error());
+  verify::VerifyRequest req = verify_request(paths.build_dir());
+  req.build_stage = true;
+  req.device = slot.cores;
+  req.config.timeout = config_.build.timeout;
+  if (config_.build.precompiled_header) req.pch_root = options_.pch_root;
+  if (auto ok = util::write_file_atomic(paths.build_request(), verify::to_json(req).dump(2) + "\n",
+                                        util::Durability::kRenameOnly);
+      !ok) {
+    return fail(Verdict::kHarnessError, ok.error());
+  }
+  util::ProcessSpec spec;
+  spec.argv = options_.kgym_argv0;
+  spec.argv.insert(spec.argv.end(), {"build", "--request", paths.build_request().string(), "--json",
+                                     paths.build_result().string()});
+  spec.cwd = paths.dir;
+  spec.log_file = paths.build_log();
+  if (slot.cores != "all") spec.cpus = slot.cores;
+  event("build", {{"cores", slot.cores}});
+  // kgym build enforces build.timeout itself; this deadline only guards
+  // against one that cannot stop.
+  return launch(Child::kBuild, std::move(spec), config_.build.timeout + std::chrono::seconds(60));
+}
+
+Step SampleFlow::build_ended(const ProcessExit& exit, bool timed_out) {
+  auto text = util::read_file(id_.paths.build_result());
+  if (!text) {
+    if (timed_out) return fail(Verdict::kTimeout, "the build did not stop in time");
+    return fail(Verdict::kHarnessError,
+                fmt::format("the build ended with {} without a result (see build.log)", exit.describe()));
+  }
+  CaseResult built;
+  try {
+    built = result_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return fail(Verdict::kHarnessError, fmt::format("unreadable build_result.json: {}", e.what()));
+  }
+  compile_s_ = built.timings.compile_s;
+  if (built.verdict != Verdict::kPass) {
+    built.timings = Timings{};
+    return finish(std::move(built));
+  }
+  event("built", {{"compile_s", compile_s_ ? nlohmann::json(*compile_s_) : nlohmann::json(nullptr)}});
   return wait_for_device();
 }
 
@@ -309,25 +397,10 @@ Step SampleFlow::launch_verification() {
   std::filesystem::remove_all(paths.verify_dir(), ec);
   std::filesystem::remove(paths.verify_result(), ec);
   if (auto ok = util::make_dirs(paths.verify_dir()); !ok) return fail(Verdict::kHarnessError, ok.error());
-  verify::VerifyRequest req;
-  req.case_id = id_.c.id();
-  req.problem = id_.c.file;
-  req.candidate = candidate_;
-  req.scratch_dir = paths.verify_dir();
-  req.python = options_.python;
-  req.config = config_.verifier;
-  req.overrides = config_.overrides;
-  if (sizes_) {
-    for (const auto& [name, value] : sizes_->sizes) req.overrides.emplace(name, value);  // the user's win
-    req.sizes = sizes_;
-  }
+  verify::VerifyRequest req = verify_request(paths.verify_dir());
   req.device = device_->name;
-  req.run_seed = id_.seed;
-  req.candidate_is_reference = agent_.baseline();
-  req.precision = config_.precision;
-  req.sandbox = config_.sandbox;
-  req.sandbox.mode = std::string(util::to_string(options_.sandbox_mode));
-  req.sandbox_hidden = options_.candidate_hidden;
+  // Loaded from the build stage's output; the verification never builds.
+  if (!agent_.baseline()) req.prebuilt = paths.prebuilt();
   if (options_.warm_pool) {
     if (auto warm = options_.warm_pool->endpoints(device_->index)) {
       req.warm = std::move(*warm);
@@ -387,6 +460,7 @@ Step SampleFlow::finish(CaseResult result) {
   result.mode = config_.verifier.mode;
   if (!generation_.agent.empty()) result.generation = generation_;
   result.timings.generate_s = generate_s_;
+  if (!result.timings.compile_s) result.timings.compile_s = compile_s_;
   result.timings.total_s = util::Seconds(clock_.now() - started_).count();
   // A case that ended before a reference worker said what it ran on (an
   // agent failure, a reference the probe found broken) gets the run's.

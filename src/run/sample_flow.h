@@ -7,10 +7,10 @@
 // I am finished with this result. Lifecycle tests drive it with events
 // alone (sample_flow_test.cc).
 //
-//   pending ─► probing ─► generating ─► checking ─► waiting_device ─► verifying ─► done
-//                 │            ▲   │       │ (workflow gates, re-prompts)              ▲
-//                 │            └───┴───────┘                                          │
-//                 └──────────── any failure: a CaseResult with its verdict ───────────┘
+//   pending ─► probing ─► generating ─► checking ─► building ─► waiting_device ─► verifying ─► done
+//                 │            ▲   │       │ (workflow gates,  (no device:                            ▲
+//                 │            └───┴───────┘  re-prompts)       a build slot)                          │
+//                 └──────────── any failure: a CaseResult with its verdict ────────────────────────────┘
 //
 // resume() is the one place that reads a previous attempt's files and says
 // where a sample starts again.
@@ -35,14 +35,15 @@
 #include "util/clock.h"
 #include "util/process_runner.h"
 #include "util/sandbox.h"
+#include "verify/verifier.h"
 #include "worker/warm_pool.h"
 
 namespace kgym::run {
 
-enum class Phase { kPending, kProbing, kGenerating, kChecking, kWaitingDevice, kVerifying, kDone };
+enum class Phase { kPending, kProbing, kGenerating, kChecking, kBuilding, kWaitingDevice, kVerifying, kDone };
 
 // As state.json shows it: "pending", "probing", "generating", "checking",
-// "waiting_device", "verifying", "done".
+// "building", "waiting_device", "verifying", "done".
 std::string_view to_string(Phase phase);
 
 // What every sample of a run shares.
@@ -62,6 +63,8 @@ struct FlowOptions {
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
   std::vector<std::filesystem::path> agent_hidden;
   std::vector<std::filesystem::path> candidate_hidden;
+  // Where the build stage keeps the precompiled headers (build.precompiled_header).
+  std::filesystem::path pch_root;
   // Warm worker parents per device (verifier.warm_workers); null = every
   // verification starts its workers cold. Not owned.
   verify::WarmPool* warm_pool = nullptr;
@@ -76,6 +79,12 @@ struct SampleId {
   std::filesystem::path work;  // the agent's work dir
 };
 
+// The cores the loop gave a build (docs/build.md): a CPU core list, "all"
+// where builds are not confined.
+struct BuildSlot {
+  std::string cores = "all";
+};
+
 // A device the loop leased to the sample: its index in the run's devices
 // (the warm pool's key) and its name.
 struct DeviceLease {
@@ -88,11 +97,12 @@ struct Launch {
   util::ProcessSpec spec;
   std::chrono::seconds timeout{0};
 };
+struct NeedBuildSlot {};
 struct NeedDevice {};
 struct Finished {
   CaseResult result;
 };
-using Step = std::variant<Launch, NeedDevice, Finished>;
+using Step = std::variant<Launch, NeedBuildSlot, NeedDevice, Finished>;
 
 // Something the loop records for the flow, in order: a phase change, an
 // event for events.jsonl, or a warning for the terminal.
@@ -124,6 +134,9 @@ class SampleFlow {
   Step child_exited(const util::ProcessExit& exit, bool timed_out);
   // The last Launch could not start.
   Step launch_failed(const std::string& why);
+  // The build slot asked for with NeedBuildSlot; the loop frees it when
+  // the build's child ends.
+  Step build_slot_granted(BuildSlot slot);
   // The device asked for with NeedDevice.
   Step device_granted(DeviceLease device);
 
@@ -140,7 +153,7 @@ class SampleFlow {
   std::vector<FlowNote> take_notes() { return std::exchange(notes_, {}); }
 
  private:
-  enum class Child { kNone, kProbe, kAgent, kGate, kVerify };
+  enum class Child { kNone, kProbe, kAgent, kGate, kBuild, kVerify };
 
   // sample_flow.cc: the lifecycle.
   Step launch_probe();
@@ -149,7 +162,11 @@ class SampleFlow {
   Step agent_ended(const util::ProcessExit& exit, bool timed_out);
   Step agent_done();
   Step collect_candidate();
+  Step wait_for_build();
+  Step launch_build(const BuildSlot& slot);
+  Step build_ended(const util::ProcessExit& exit, bool timed_out);
   Step wait_for_device();
+  verify::VerifyRequest verify_request(const std::filesystem::path& scratch) const;
   Step launch_verification();
   Step verify_ended(const util::ProcessExit& exit, bool timed_out);
   Step fail(Verdict verdict, std::string reason);
@@ -186,6 +203,7 @@ class SampleFlow {
   std::optional<ProblemSizes> sizes_;
   Generation generation_;
   std::optional<double> generate_s_;
+  std::optional<double> compile_s_;  // the build stage's
   util::SteadyTime started_{};
   util::SteadyTime generation_started_{};
   std::size_t workflow_stage_ = 0;  // workflow: the stage being run

@@ -76,6 +76,26 @@ class SampleFlowTest : public ::testing::Test {
               "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}]})";
     return flow().child_exited({}, false);
   }
+  // The build stage: a slot on core 1, then the `kgym build` child writes
+  // its result (a pass with its compile time, or `verdict`) and exits.
+  Step build_ends(const Step& asked, Verdict verdict = Verdict::kPass) {
+    EXPECT_TRUE(std::holds_alternative<NeedBuildSlot>(asked));
+    EXPECT_EQ(flow().phase(), Phase::kBuilding);
+    Step launched = flow().build_slot_granted({"1"});
+    const Launch& build = std::get<Launch>(launched);
+    EXPECT_TRUE(has_arg(build.spec, "build"));
+    EXPECT_EQ(build.spec.cpus, "1");
+    EXPECT_EQ(build.spec.log_file, paths().build_log());
+    auto request = nlohmann::json::parse(util::read_file(paths().build_request()).value_or("{}"));
+    EXPECT_EQ(request.value("stage", ""), "build");
+    EXPECT_EQ(request.value("device", ""), "1");
+    CaseResult r;
+    r.verdict = verdict;
+    r.reason = verdict == Verdict::kPass ? "built" : "candidate failed to compile: error: expected ';'";
+    r.timings.compile_s = 3.0;
+    std::ofstream(arg_after(build.spec, "--json")) << to_json(r).dump();
+    return flow().child_exited({}, false);
+  }
   // The verifier child: writes a result with `verdict` and exits 0.
   Step verify_ends(const Launch& verify, Verdict verdict) {
     CaseResult r;
@@ -103,7 +123,7 @@ TEST_F(SampleFlowTest, TheProbesSizesAreTheVerificationsAndSurviveAResume) {
       << R"({"inputs": [], "outputs": [], "constants": {"batch_size": 64},
             "sizes": {"policy": "auto", "sizes": {"batch_size": 64, "dim": 8}, "original": {"batch_size": 4096},
                       "overrides": {"dim": 32}, "factor": 0.015625, "fits": true, "bytes": 1000}})";
-  step = flow().child_exited({}, false);
+  step = build_ends(flow().child_exited({}, false));
   ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
   EXPECT_NE(util::read_file(paths().spec()).value_or("").find("| `batch_size` | 64 | 4096 |"),
             std::string::npos);
@@ -112,8 +132,8 @@ TEST_F(SampleFlowTest, TheProbesSizesAreTheVerificationsAndSurviveAResume) {
   // recorded sizes without probing again.
   flow_.reset();
   flow().resume(/*regenerate=*/false);
-  ASSERT_EQ(flow().phase(), Phase::kWaitingDevice);
-  step = flow().start(std::nullopt);
+  ASSERT_EQ(flow().phase(), Phase::kBuilding);
+  step = build_ends(flow().start(std::nullopt));
   step = flow().device_granted({0, "0"});
   ASSERT_TRUE(std::holds_alternative<Launch>(step));
   auto request = nlohmann::json::parse(util::read_file(paths().verify_request()).value_or("{}"));
@@ -138,14 +158,17 @@ TEST_F(SampleFlowTest, ProbeGenerateWaitVerifyFinish) {
   EXPECT_TRUE(fs::exists(paths().task_desc()));
 
   step = probe_succeeds(probe);  // the replay agent runs no process
+  EXPECT_TRUE(fs::exists(paths().generation()));
+  EXPECT_TRUE(fs::exists(paths().candidate() / "model_new.py"));
+  step = build_ends(step);  // built before any device is asked for
   ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
   EXPECT_EQ(flow().phase(), Phase::kWaitingDevice);
   EXPECT_TRUE(fs::exists(paths().spec()));
-  EXPECT_TRUE(fs::exists(paths().generation()));
-  EXPECT_TRUE(fs::exists(paths().candidate() / "model_new.py"));
   std::vector<FlowNote> notes = flow().take_notes();
-  EXPECT_EQ(phases_of(notes), (std::vector<std::string>{"probing", "generating", "waiting_device"}));
+  EXPECT_EQ(phases_of(notes),
+            (std::vector<std::string>{"probing", "generating", "building", "waiting_device"}));
   EXPECT_TRUE(has_event(notes, "generated"));
+  EXPECT_TRUE(has_event(notes, "built"));
 
   clock_.advance(std::chrono::seconds(2));
   step = flow().device_granted({1, "cpu1"});
@@ -155,11 +178,13 @@ TEST_F(SampleFlowTest, ProbeGenerateWaitVerifyFinish) {
   EXPECT_EQ(verify.spec.log_file, paths().verify_log());
   std::string request = util::read_file(paths().verify_request()).value_or("");
   EXPECT_NE(request.find(R"("device": "cpu1")"), std::string::npos);
+  EXPECT_NE(request.find(paths().prebuilt().string()), std::string::npos) << "it loads what the build made";
 
   step = verify_ends(verify, Verdict::kPass);
   ASSERT_TRUE(std::holds_alternative<Finished>(step));
   const CaseResult& r = std::get<Finished>(step).result;
   EXPECT_EQ(r.verdict, Verdict::kPass);
+  EXPECT_EQ(r.timings.compile_s, 3.0) << "the build stage's compile time";
   EXPECT_EQ(r.case_id, "level1/1_Op");
   ASSERT_TRUE(r.generation);
   EXPECT_EQ(r.generation->agent, "replay");
@@ -230,7 +255,7 @@ TEST_F(SampleFlowTest, WorkflowGateIsAChildAndItsFailureReprompts) {
       EXPECT_NE(prompt.value_or("").find("Checks that failed"), std::string::npos);
     }
   }
-  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
+  ASSERT_TRUE(std::holds_alternative<NeedBuildSlot>(step));
   EXPECT_TRUE(flow().failed_gates().empty());
 }
 
@@ -240,15 +265,38 @@ TEST_F(SampleFlowTest, ResumeFromTheFilesOnDisk) {
   std::ofstream(paths().generation())
       << R"({"outcome": "ok", "agent": "replay", "tokens": {"in": 5, "out": 6}, "generate_s": 12.5})";
   flow().resume(/*regenerate=*/false);
-  EXPECT_EQ(flow().phase(), Phase::kWaitingDevice);
+  EXPECT_EQ(flow().phase(), Phase::kBuilding) << "a build is never trusted across runs";
   Step step = flow().start(std::nullopt);
-  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step))
-      << "a generated candidate is verified, not regenerated";
+  ASSERT_TRUE(std::holds_alternative<NeedBuildSlot>(step))
+      << "a generated candidate is built and verified, not regenerated";
   EXPECT_TRUE(has_event(flow().take_notes(), "resume_verify"));
+  step = build_ends(step);
+  ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
   step = verify_ends(std::get<Launch>(flow().device_granted({0, "cpu0"})), Verdict::kPass);
   const CaseResult& r = std::get<Finished>(step).result;
   EXPECT_EQ(r.generation->tokens_in, 5);
   EXPECT_EQ(r.timings.generate_s, 12.5);
+}
+
+// A candidate that does not build ends with the build's verdict and never
+// asks for a device.
+TEST_F(SampleFlowTest, AFailedBuildEndsTheSampleWithoutADevice) {
+  Step step = build_ends(probe_succeeds(std::get<Launch>(flow().start(std::nullopt))), Verdict::kCompileError);
+  ASSERT_TRUE(std::holds_alternative<Finished>(step));
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kCompileError);
+  EXPECT_EQ(r.reason, "candidate failed to compile: error: expected ';'");
+  EXPECT_FALSE(flow().device());
+  EXPECT_FALSE(fs::exists(paths().verify_request()));
+  ASSERT_TRUE(r.generation);
+}
+
+// A build that leaves no result: its deadline, or a crash of kgym build.
+TEST_F(SampleFlowTest, ABuildWithoutAResultIsATimeoutOrAHarnessError) {
+  probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  std::get<Launch>(flow().build_slot_granted({"all"}));
+  Step step = flow().child_exited({ProcessExit::Kind::kSignaled, 9}, /*timed_out=*/true);
+  EXPECT_EQ(std::get<Finished>(step).result.verdict, Verdict::kTimeout);
 }
 
 TEST_F(SampleFlowTest, ResumeWithRegenerateStartsOver) {

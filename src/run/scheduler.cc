@@ -4,12 +4,42 @@
 
 #include <fmt/format.h>
 
+#include "core/backend.h"
+#include "util/cpu_set.h"
 #include "util/fs.h"
 
 namespace kgym::run {
 
 using util::ProcessExit;
 using util::SteadyTime;
+
+namespace {
+
+// Per device, the cores it holds: a CPU device's core list; none for a
+// device that is not made of cores.
+std::vector<std::set<int>> cores_of_devices(const Config& config) {
+  std::vector<std::set<int>> cores;
+  bool core_devices = backend_named(config.verifier.backend).devices_are_cores;
+  for (const std::string& device : config.devices) {
+    if (!core_devices) {
+      cores.emplace_back();
+    } else if (device == "all") {
+      cores.push_back(util::allowed_cpus());
+    } else {
+      cores.push_back(util::parse_cpu_list(device).value_or(std::set<int>{}));
+    }
+  }
+  return cores;
+}
+
+BuildSlots make_build_slots(const Config& config) {
+  auto devices = cores_of_devices(config);
+  std::optional<std::set<int>> configured;
+  if (config.build.cores) configured = util::parse_cpu_list(*config.build.cores);
+  return BuildSlots(build_cores(configured, util::allowed_cpus(), devices), config.build.jobs, devices);
+}
+
+}  // namespace
 
 Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector<Case> cases,
                      util::ProcessRunner& runner, const util::Clock& clock, const agent::Agent& agent,
@@ -21,7 +51,8 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
       agent_(agent),
       printer_(printer),
       store_(store),
-      devices_(config.devices) {
+      devices_(config.devices),
+      builds_(make_build_slots(config)) {
   store_.state().cases.clear();
   store_.state().device_holders.emplace();
   for (Case& c : cases) add_case(std::move(c));
@@ -94,6 +125,10 @@ void Scheduler::apply(std::size_t i, Step step) {
       sample.waiting_device = true;
       return;
     }
+    if (std::holds_alternative<NeedBuildSlot>(step)) {
+      sample.waiting_build = true;
+      return;
+    }
     return finish(i, std::move(std::get<Finished>(step).result));
   }
 }
@@ -119,8 +154,32 @@ void Scheduler::grant_device(std::size_t i) {
   apply(i, sample.flow.device_granted({*device, devices_.name(*device)}));
 }
 
+// A build starts on a core of no leased device; while a verification waits,
+// not on the cores of a free device either, so builds cannot keep it from
+// ever clearing.
+void Scheduler::grant_build(std::size_t i) {
+  Sample& sample = samples_[i];
+  if (!sample.waiting_build) return;
+  bool verification_waits = std::ranges::any_of(samples_, [](const Sample& s) { return s.waiting_device; });
+  std::vector<bool> blocked(devices_.size());
+  for (std::size_t d = 0; d < devices_.size(); ++d) blocked[d] = devices_.busy(d) || verification_waits;
+  auto core = builds_.acquire(blocked);
+  if (!core) return;
+  sample.waiting_build = false;
+  sample.build_core = core;
+  apply(i, sample.flow.build_slot_granted({std::to_string(*core)}));
+}
+
+void Scheduler::release_build(std::size_t i) {
+  Sample& sample = samples_[i];
+  if (!sample.build_core) return;
+  builds_.release(*sample.build_core);
+  sample.build_core.reset();
+}
+
 void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
   Sample& sample = samples_[i];
+  release_build(i);  // a child that ends while the sample holds a core was its build
   sample.running = false;
   sample.deadline.reset();
   row_of(i).pid.reset();
@@ -131,7 +190,9 @@ void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
 void Scheduler::finish(std::size_t i, CaseResult result) {
   Sample& sample = samples_[i];
   release_device(i);
+  release_build(i);
   sample.waiting_device = false;
+  sample.waiting_build = false;
   // One sample: its result is the case's, written by case_finished.
   if (sampled()) {
     const CasePaths& paths = sample.flow.id().paths;
@@ -150,6 +211,7 @@ void Scheduler::schedule() {
     if (sample.active()) ++active;
   }
   for (std::size_t i = 0; i < samples_.size(); ++i) grant_device(i);
+  for (std::size_t i = 0; i < samples_.size(); ++i) grant_build(i);
   std::size_t limit = static_cast<std::size_t>(config_.concurrency);
   for (std::size_t i = 0; i < samples_.size() && active < limit; ++i) {
     if (samples_[i].started || samples_[i].done()) continue;
@@ -157,6 +219,7 @@ void Scheduler::schedule() {
     ++active;
     start(i);
     grant_device(i);
+    grant_build(i);
   }
 }
 
@@ -222,7 +285,10 @@ RunOutcome Scheduler::run() {
   }
   RunOutcome outcome;
   outcome.interrupted = interrupts_ > 0;
-  for (std::size_t i = 0; i < samples_.size(); ++i) release_device(i);
+  for (std::size_t i = 0; i < samples_.size(); ++i) {
+    release_device(i);
+    release_build(i);
+  }
   for (std::size_t c = 0; c < cases_.size(); ++c) {
     CaseState& s = store_.case_state(c);
     if (cases_[c].result) {

@@ -19,6 +19,7 @@
 #include "core/case_set.h"
 #include "core/config.h"
 #include "core/result.h"
+#include "run/build_slots.h"
 #include "run/device_pool.h"
 #include "run/printer.h"
 #include "run/sample_flow.h"
@@ -57,6 +58,8 @@ class Scheduler {
     bool started = false;        // start() was called
     bool running = false;        // a child of its flow is live
     bool waiting_device = false;
+    bool waiting_build = false;
+    std::optional<int> build_core;  // held while its build runs
     std::optional<util::SteadyTime> deadline;  // of the running child
     bool deadline_hit = false;
     std::optional<std::size_t> device;  // leased for verification, or from before generation
@@ -91,6 +94,8 @@ class Scheduler {
   void set_phase(std::size_t i, const std::string& phase);
   void finish(std::size_t i, CaseResult result);
   void grant_device(std::size_t i);
+  void grant_build(std::size_t i);
+  void release_build(std::size_t i);
   void on_exit(std::size_t i, const util::ProcessExit& exit);
   void schedule();
   void enforce_deadlines();
@@ -105,6 +110,7 @@ class Scheduler {
   Printer& printer_;
   StateStore& store_;
   DevicePool devices_;
+  BuildSlots builds_;
   std::vector<Sample> samples_;   // runner ids are indices into it
   std::vector<CaseEntry> cases_;  // one per case, in case order
   std::size_t done_ = 0;          // cases with a result

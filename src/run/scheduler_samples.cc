@@ -63,7 +63,8 @@ std::string Scheduler::holder_name(std::size_t i) const {
 }
 
 std::optional<std::size_t> Scheduler::lease_device(std::size_t i) {
-  auto device = devices_.acquire();
+  // Never a device a build runs on (run/build_slots.h).
+  auto device = devices_.acquire([this](std::size_t d) { return builds_.device_clear(d); });
   if (!device) return std::nullopt;
   samples_[i].device = device;
   (*store_.state().device_holders)[devices_.name(*device)] = holder_name(i);

@@ -77,7 +77,23 @@ class SchedulerTest : public ::testing::Test {
                                                    "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4]}]})");
       };
       if (probe_fails) out.exit.code = 1;
+    } else if (has_arg(spec, "build")) {
+      ++builds_live;
+      max_builds_live = std::max(max_builds_live, builds_live);
+      if (verifies_live > 0) ++builds_during_verification;
+      fs::path target = arg_after(spec, "--json");
+      out.runs_for = std::chrono::milliseconds(500);
+      out.side_effect = [target, this] {
+        --builds_live;
+        CaseResult r;
+        r.verdict = build_fails ? Verdict::kCompileError : Verdict::kPass;
+        r.reason = build_fails ? "candidate failed to compile: error: expected ';'" : "built";
+        r.timings.compile_s = 0.5;
+        std::ofstream(target) << to_json(r).dump();
+      };
+      if (build_fails) out.exit.code = 1;
     } else if (has_arg(spec, "verify")) {
+      if (builds_live > 0) ++verifications_during_build;
       ++verifies_live;
       max_verifies_live = std::max(max_verifies_live, verifies_live);
       fs::path target = arg_after(spec, "--json");
@@ -120,6 +136,11 @@ class SchedulerTest : public ::testing::Test {
   std::function<void(CaseResult&, const ProcessSpec&)> shape_result;
   bool probe_fails = false;
   bool verify_writes_nothing = false;
+  bool build_fails = false;
+  int builds_live = 0;
+  int max_builds_live = 0;
+  int builds_during_verification = 0;  // builds started while a verification ran (devices: [all])
+  int verifications_during_build = 0;
   int verifies_live = 0;
   int max_verifies_live = 0;
   int max_children_live = 0;

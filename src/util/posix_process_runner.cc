@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "util/cpu_set.h"
 #include "util/spawn.h"
 
 namespace kgym::util {
@@ -35,11 +36,22 @@ std::expected<int, std::string> PosixProcessRunner::start(Id id, const ProcessSp
   if (children_.contains(id)) return std::unexpected(fmt::format("child id {} is already running", id));
   std::vector<std::string> overrides;
   for (const auto& [key, value] : spec.env) overrides.push_back(key + "=" + value);
+  // The child inherits the affinity it is spawned with: this (single-
+  // threaded) process takes the child's cores for the spawn, then its own back.
+  std::optional<std::set<int>> own_cpus;
+  if (!spec.cpus.empty()) {
+    auto cpus = parse_cpu_list(spec.cpus);
+    if (!cpus) return std::unexpected(fmt::format("'{}' is not a CPU core list", spec.cpus));
+    own_cpus = allowed_cpus();
+    if (!set_allowed_cpus(*cpus))
+      return std::unexpected(fmt::format("cannot run on cores {}: {}", spec.cpus, std::strerror(errno)));
+  }
   auto pid = spawn_in_new_group(SpawnSpec{.argv = spec.argv,
                                           .env = environment_with(overrides),
                                           .cwd = spec.cwd,
                                           .log_path = spec.log_file,
                                           .die_with_parent = true});
+  if (own_cpus) set_allowed_cpus(*own_cpus);
   if (!pid) return std::unexpected(pid.error());
 
   Child child;

@@ -24,6 +24,7 @@ struct ProcessSpec {
   std::filesystem::path cwd;
   std::map<std::string, std::string> env;  // set on top of the inherited environment
   std::filesystem::path log_file;          // stdout+stderr, appended
+  std::string cpus;                        // a CPU core list ("0-3,5") the child runs on; "" = any
 };
 
 struct ProcessExit {

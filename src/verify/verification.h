@@ -54,8 +54,16 @@ class Verification {
   std::expected<void, Failure> prepare();
   // verification_workers.cc: warm forks or cold spawns, then load/import/build.
   std::expected<void, Failure> start_workers();
-  // The candidate built without a device (VerifyRequest::build_only).
-  std::expected<void, Failure> build_without_device();
+  // verification_build.cc: the build stage (the candidate imported once,
+  // boxed, with no device; its extensions kept in prebuilt_dir_), the
+  // precompiled header it includes (its directory, or none; with `wanted`,
+  // a build's manifest, the variants its flags need are compiled first), the build's
+  // output copied where the candidate workers read it (`into`/prebuilt),
+  // and the import request that hands it to them.
+  std::expected<void, Failure> build_stage();
+  std::optional<std::filesystem::path> precompiled_header(Deadline deadline, const std::filesystem::path& wanted);
+  std::expected<void, Failure> take_prebuilt(const std::filesystem::path& into);
+  nlohmann::json import_header(const std::filesystem::path& candidate_file) const;
   // The candidate's box (box_ and its paths), made and noted.
   std::expected<void, Failure> make_box();
   // The candidate's hello and its reply to `import` (compile_s recorded).
@@ -166,6 +174,7 @@ class Verification {
   nlohmann::json size_keys_;          // its size constants' names (null: unknown)
   std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
+  bool building_ = false;         // the build stage's worker is starting (no device: cpu)
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
   CandidateBox box_;              // the cold candidate's box
   // Host dir -> the candidate's view of it (empty = same paths).
@@ -173,6 +182,7 @@ class Verification {
   std::filesystem::path candidate_inside_root_;
   std::filesystem::path state_dir_;  // where the reference writes the state the candidate loads
   std::filesystem::path warm_dir_;   // the warm candidate's scratch dir, removed at the end
+  std::filesystem::path prebuilt_dir_;  // the build's output the candidate loads (empty: none)
 };
 
 }  // namespace kgym::verify::detail

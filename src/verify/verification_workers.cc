@@ -49,7 +49,7 @@ std::vector<std::string> Verification::serve_args(Role role, const fs::path& scr
           candidate ? "candidate" : "reference",
           "--backend",
           // Without a device the candidate only builds, on the host.
-          req_.build_only ? std::string("cpu") : req_.config.backend,
+          req_.build_only || building_ ? std::string("cpu") : req_.config.backend,
           "--threads",
           std::to_string(threads),
           "--cores",
@@ -199,6 +199,9 @@ std::expected<void, Failure> Verification::start_workers() {
             Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
     }
   }
+  if (!req_.candidate_is_reference) {
+    if (auto taken = take_prebuilt(candidate_->warm() ? state_dir_ : req_.scratch_dir); !taken) return taken;
+  }
   return load_and_import(candidate_file);
 }
 
@@ -219,35 +222,13 @@ std::expected<void, Failure> Verification::receive_import() {
   auto hello = receive(Role::kCandidate, "startup", deadline_);
   if (!hello) return std::unexpected(hello.error());
   note_hello(Role::kCandidate, *hello);
-  auto compile_start = Clock::now();
+  auto import_start = Clock::now();
   auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
   if (!imported) return std::unexpected(imported.error());
-  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
-  note(fmt::format("candidate imported (built) in {:.2f} s", *result_.timings.compile_s));
+  double import_s = imported->header.value("import_s", seconds_since(import_start));
+  note(fmt::format("candidate imported in {:.2f} s{}", import_s,
+                   prebuilt_dir_.empty() ? "" : ", its extensions loaded from the build stage"));
   return {};
-}
-
-std::expected<void, Failure> Verification::build_without_device() {
-  if (auto boxed = make_box(); !boxed) return boxed;
-  WorkerSpec spec = cold_spec(Role::kCandidate, worker_threads());
-  // nvcc builds for the architectures torch names, or, with no device to
-  // ask, for the one kgym's CUDA machines have (sm_90) unless the
-  // environment chose.
-  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back("TORCH_CUDA_ARCH_LIST=9.0");
-  auto candidate = WorkerProcess::spawn(spec);
-  if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
-  candidate_.emplace(std::move(*candidate));
-  note("candidate worker spawned cold, to build only");
-  candidate_import_ = candidate_copy_;
-  Message import;
-  import.header = {{"op", "import"}, {"candidate", candidate_view(candidate_import_).string()}};
-  if (auto sent = candidate_->send(import, deadline_); !sent)
-    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
-  if (auto imported = receive_import(); !imported) return imported;
-  return std::unexpected(Failure{
-      Verdict::kDeviceUnavailable,
-      fmt::format("the candidate built in {:.1f} s, but {}: correctness and timing need a {} device",
-                  *result_.timings.compile_s, *req_.build_only, req_.config.backend)});
 }
 
 nlohmann::json Verification::load_header(const fs::path& problem,
@@ -267,7 +248,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   Message load;
   load.header = load_header(req_.problem, overrides_, state);
   Message import;
-  import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_file).string() }};
+  import.header = import_header(candidate_file);
   if (req_.candidate_is_reference) {
     import.header = load_header(candidate_file, overrides_, req_.scratch_dir / "candidate" / "state.pt");
   }
@@ -345,7 +326,7 @@ std::expected<void, Failure> Verification::start_twins() {
   Message load;
   load.header = load_header(req_.problem, overrides_, twin_dir / "state.pt");
   Message import;
-  import.header = {{"op", "import"}, { "candidate", candidate_view(candidate_import_).string() }};
+  import.header = import_header(candidate_import_);
   if (req_.candidate_is_reference) {
     import.header = load.header;
     import.header["problem"] = candidate_import_.string();

@@ -354,20 +354,32 @@ CaseResult Verification::run() {
     result_.cheat = gate.cheat;
     if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
   }
-  if (outcome && req_.build_only) outcome = build_without_device();
-  if (outcome) outcome = start_workers();
-  if (outcome) {
+  // The build comes first, without a device: given (a run's build stage),
+  // asked for alone, or made here (`kgym verify`).
+  if (outcome && !req_.candidate_is_reference && (req_.build_stage || !req_.prebuilt)) outcome = build_stage();
+  bool built_only = req_.build_stage || req_.build_only;
+  if (outcome && req_.build_only) {
+    outcome = std::unexpected(Failure{
+        Verdict::kDeviceUnavailable,
+        fmt::format("the candidate built in {:.1f} s, but {}: correctness and timing need a {} device",
+                    result_.timings.compile_s.value_or(0), *req_.build_only, req_.config.backend)});
+  }
+  if (outcome && !built_only) outcome = start_workers();
+  if (outcome && !built_only) {
     auto trials_start = Clock::now();
     outcome = check_correctness();
     if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
     result_.timings.trials_s = seconds_since(trials_start);
   }
-  if (outcome && req_.config.mode == "performance") {
+  if (outcome && req_.config.mode == "performance" && !built_only) {
     auto timing_start = Clock::now();
     outcome = measure_performance();
     result_.timings.timing_s = seconds_since(timing_start);
   }
-  if (outcome) {
+  if (outcome && built_only) {
+    result_.verdict = Verdict::kPass;
+    result_.reason = "built";
+  } else if (outcome) {
     result_.verdict = Verdict::kPass;
     result_.reason = fmt::format("{} trials matched the reference", result_.correctness.trials);
     if (result_.performance) {

@@ -59,6 +59,17 @@ struct VerifyRequest {
   // and built, and the verification ends as device_unavailable with this
   // reason. Not part of the JSON form (`kgym verify` decides it).
   std::optional<std::string> build_only;
+  // The build stage (docs/build.md). With `build_stage` the request is
+  // the build alone: the candidate imported once, boxed and with no device,
+  // every extension it builds kept in scratch_dir/prebuilt (result: pass
+  // when it built). `prebuilt` names such a directory for a verification,
+  // whose candidate workers load from it and never build. A request with
+  // neither builds first, in its own scratch dir (`kgym verify`).
+  bool build_stage = false;
+  std::optional<std::filesystem::path> prebuilt;
+  // Where the precompiled headers of torch's extension headers are kept
+  // (null: builds without them).
+  std::optional<std::filesystem::path> pch_root;
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
   std::optional<WarmEndpoints> warm;

@@ -129,6 +129,9 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"sandbox", sandbox_json(r.sandbox, r.sandbox_hidden)},
   };
   if (r.warm) j["warm"] = warm_json(*r.warm);
+  if (r.build_stage) j["stage"] = "build";
+  if (r.prebuilt) j["prebuilt"] = r.prebuilt->string();
+  if (r.pch_root) j["pch_root"] = r.pch_root->string();
   return j;
 }
 
@@ -153,6 +156,9 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.run_seed = j.value("run_seed", std::uint64_t{0});
   if (auto it = j.find("sandbox"); it != j.end()) sandbox_from(*it, r);
   if (auto it = j.find("warm"); it != j.end() && !it->is_null()) r.warm = warm_from(*it);
+  r.build_stage = j.value("stage", "") == "build";
+  if (auto it = j.find("prebuilt"); it != j.end() && it->is_string()) r.prebuilt = it->get<std::string>();
+  if (auto it = j.find("pch_root"); it != j.end() && it->is_string()) r.pch_root = it->get<std::string>();
   return r;
 }
 

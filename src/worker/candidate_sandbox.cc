@@ -29,11 +29,6 @@ std::optional<std::uint64_t> positive(long long n) {
   return static_cast<std::uint64_t>(n);
 }
 
-fs::path cache_root() {
-  if (const char* dir = std::getenv("KGYM_CACHE_DIR"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kgym";
-}
 
 // Hands `dir` (not what is above it) to the unprivileged uid.
 std::expected<void, std::string> give_to(const fs::path& dir, uid_t uid) {
@@ -58,6 +53,12 @@ util::SandboxPolicy base_policy(const SandboxConfig& config, util::SandboxMode m
 }
 
 }  // namespace
+
+fs::path kgym_cache_root() {
+  if (const char* dir = std::getenv("KGYM_CACHE_DIR"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kgym";
+}
 
 std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode) {
   if (config.drop_privileges && ::geteuid() == 0 && mode != util::SandboxMode::kNone) return kUnprivilegedUid;
@@ -102,7 +103,7 @@ std::expected<CandidateBox, std::string> make_warm_candidate_box(
   util::SandboxPolicy& p = box.policy;
   p = base_policy(config, mode);
   bool drop = p.run_as.has_value();
-  fs::path cache_dir = cache_root() / (drop ? "ccache-sandbox" : "ccache");
+  fs::path cache_dir = kgym_cache_root() / (drop ? "ccache-sandbox" : "ccache");
   if (compile_cache) {
     if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
   }
@@ -152,7 +153,7 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
   p = base_policy(config, *mode);
   bool drop = p.run_as.has_value();
   fs::path candidate_dir = scratch_dir / "candidate";
-  fs::path cache_dir = cache_root() / (drop ? "ccache-sandbox" : "ccache");
+  fs::path cache_dir = kgym_cache_root() / (drop ? "ccache-sandbox" : "ccache");
   if (compile_cache) {
     if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
   }

@@ -29,6 +29,9 @@ struct CandidateBox {
                                const std::filesystem::path& scratch_dir) const;
 };
 
+// Where kgym keeps its caches: $KGYM_CACHE_DIR, else ~/.cache/kgym.
+std::filesystem::path kgym_cache_root();
+
 // Builds the box for one verification. `mode` is the resolved or requested
 // sandbox mode ("auto" is resolved here). Prepares the writable dirs (and
 // hands them to the unprivileged uid when it is used).

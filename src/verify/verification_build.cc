@@ -1,0 +1,182 @@
+// The build stage (docs/build.md): the candidate imported once in its box,
+// with no device and no lease, every extension it builds kept with a
+// manifest in scratch_dir/prebuilt; and, at verification, that directory
+// handed to the candidate workers, which load from it and never build.
+// The precompiled header of torch's extension headers is made here, by
+// the trusted side, before the candidate's build includes it.
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/file_lock.h"
+#include "util/fs.h"
+#include "verify/verification.h"
+#include "worker/candidate_sandbox.h"
+#include "worker/python_env.h"
+
+namespace kgym::verify::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPrebuilt = "prebuilt";
+const fs::path kPchInside = "/tmp/kgym-pch";
+
+// Waits for the lock until `deadline` (another build may be making the
+// header the first time).
+std::expected<util::FileLock, std::string> lock_until(const fs::path& path, Deadline deadline) {
+  for (;;) {
+    auto lock = util::FileLock::acquire(path);
+    if (lock || Clock::now() >= deadline) return lock;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Copies a build's prebuilt directory: its manifest and one level of
+// subdirectories of regular files (never a link, never deeper).
+std::expected<void, std::string> copy_prebuilt(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::remove_all(to, ec);
+  if (auto made = util::make_dirs(to); !made) return made;
+  for (const auto& entry : fs::directory_iterator(from, ec)) {
+    if (entry.is_symlink()) return std::unexpected(fmt::format("{} is a link", entry.path().string()));
+    if (entry.is_regular_file()) {
+      if (auto copied = util::copy_regular_file(entry.path(), to / entry.path().filename()); !copied)
+        return copied;
+      continue;
+    }
+    if (!entry.is_directory()) return std::unexpected(fmt::format("{} is not a file", entry.path().string()));
+    if (auto made = util::make_dirs(to / entry.path().filename()); !made) return made;
+    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
+      if (file.is_symlink() || !file.is_regular_file())
+        return std::unexpected(fmt::format("{} is not a regular file", file.path().string()));
+      if (auto copied = util::copy_regular_file(file.path(), to / entry.path().filename() / file.path().filename());
+          !copied)
+        return copied;
+    }
+  }
+  if (ec) return std::unexpected(fmt::format("cannot read {}: {}", from.string(), ec.message()));
+  if (!fs::is_regular_file(to / "manifest.json"))
+    return std::unexpected(fmt::format("{} holds no manifest.json", from.string()));
+  return {};
+}
+
+}  // namespace
+
+std::optional<fs::path> Verification::precompiled_header(Deadline deadline, const fs::path& wanted) {
+  if (!req_.pch_root) return std::nullopt;
+  const fs::path& root = *req_.pch_root;
+  if (auto made = util::make_dirs(root); !made) {
+    note(fmt::format("no precompiled header: {}", made.error()));
+    return std::nullopt;
+  }
+  auto lock = lock_until(root / "lock", deadline);
+  if (!lock) {
+    note(fmt::format("no precompiled header: {}", lock.error()));
+    return std::nullopt;
+  }
+  // Trusted: torch's own headers, compiled outside the candidate's box.
+  std::vector<std::string> argv{req_.python, worker_script_.string(), "pch", "--root", root.string()};
+  if (!wanted.empty()) argv.insert(argv.end(), {"--wanted", wanted.string()});
+  auto run = run_captured(argv, deadline);
+  if (!run || run->exit.signaled || run->exit.code != 0) {
+    note(fmt::format("no precompiled header: {}",
+                     run ? fmt::format("{}: {}", run->exit.describe(), run->output) : run.error()));
+    return std::nullopt;
+  }
+  std::string last = run->output.substr(run->output.find_last_of('{') == std::string::npos
+                                            ? 0
+                                            : run->output.find_last_of('{'));
+  auto reply = nlohmann::json::parse(last, nullptr, false);
+  if (reply.is_discarded() || !reply.contains("dir")) {
+    note(fmt::format("no precompiled header: unreadable reply {}", run->output));
+    return std::nullopt;
+  }
+  for (const auto& cflags : reply.value("built", nlohmann::json::array()))
+    note(fmt::format("precompiled torch/extension.h for the flags {} ({:.1f} s), for the builds after this one",
+                     cflags.dump(), reply.value("built_s", 0.0)));
+  return fs::path(reply["dir"].get<std::string>());
+}
+
+std::expected<void, Failure> Verification::build_stage() {
+  if (auto boxed = make_box(); !boxed) return boxed;
+  fs::path out = req_.scratch_dir / "candidate" / std::string(kPrebuilt);
+  nlohmann::json pch_inside = nullptr;
+  std::optional<fs::path> pch = precompiled_header(deadline_, {});
+  if (pch) {
+    // The box sees the header read-only at a fixed place; without bwrap the
+    // candidate's uid must reach it where it is, which a dropped uid may not.
+    if (box_.policy.mode == util::SandboxMode::kBwrap) {
+      box_.policy.read_only_at.emplace_back(*pch, kPchInside);
+      pch_inside = kPchInside.string();
+    } else if (!box_.policy.run_as) {
+      pch_inside = pch->string();
+    }
+  }
+  building_ = true;
+  WorkerSpec spec = cold_spec(Role::kCandidate, 1);
+  building_ = false;
+  // nvcc builds for the architectures torch names, or, with no device to
+  // ask, for the one kgym's CUDA machines have (sm_90) unless the
+  // environment chose.
+  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back("TORCH_CUDA_ARCH_LIST=9.0");
+  auto candidate = WorkerProcess::spawn(spec);
+  if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
+  candidate_.emplace(std::move(*candidate));
+  note(fmt::format("build stage: candidate worker spawned cold, no device{}",
+                   pch_inside.is_null() ? "" : ", with the precompiled headers"));
+  Message import;
+  import.header = {{"op", "import"},
+                   {"candidate", candidate_view(candidate_copy_).string()},
+                   {"builds", {{"mode", "build"}, {"dir", candidate_view(out).string()}, {"pch", pch_inside}}}};
+  if (auto sent = candidate_->send(import, deadline_); !sent)
+    return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "building", true));
+  auto hello = receive(Role::kCandidate, "starting the build", deadline_);
+  if (!hello) return std::unexpected(hello.error());
+  auto compile_start = Clock::now();
+  auto imported = receive(Role::kCandidate, "building the candidate", deadline_);
+  if (!imported) return std::unexpected(imported.error());
+  result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
+  note(fmt::format("build stage: candidate imported in {:.2f} s, {} extension(s) built",
+                   *result_.timings.compile_s, imported->header.value("extensions", 0)));
+  candidate_->shutdown(Clock::now() + std::chrono::seconds(5));
+  candidate_.reset();
+  // Out of the directory the candidate may write, before anything loads it.
+  fs::path kept = req_.scratch_dir / std::string(kPrebuilt);
+  std::error_code ec;
+  fs::remove_all(kept, ec);
+  fs::rename(out, kept, ec);
+  if (ec)
+    return std::unexpected(Failure{Verdict::kHarnessError,
+                                   fmt::format("cannot keep the build in {}: {}", kept.string(), ec.message())});
+  prebuilt_dir_ = kept;
+  // Variants of the header for the flags this candidate used, for the
+  // builds after it (compiled here, outside the box, from allowed flags only).
+  if (pch) precompiled_header(deadline_, kept / "manifest.json");
+  return {};
+}
+
+std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
+  fs::path to = into / std::string(kPrebuilt);
+  fs::path from = req_.prebuilt ? *req_.prebuilt : prebuilt_dir_;
+  if (from.empty()) return {};
+  if (fs::absolute(from).lexically_normal() == fs::absolute(to).lexically_normal()) {
+    prebuilt_dir_ = to;
+    return {};
+  }
+  if (auto copied = copy_prebuilt(from, to); !copied)
+    return std::unexpected(
+        Failure{Verdict::kHarnessError, fmt::format("cannot use the build stage's output: {}", copied.error())});
+  prebuilt_dir_ = to;
+  return {};
+}
+
+nlohmann::json Verification::import_header(const fs::path& candidate_file) const {
+  nlohmann::json header = {{"op", "import"}, {"candidate", candidate_view(candidate_file).string()}};
+  if (!prebuilt_dir_.empty())
+    header["builds"] = {{"mode", "prebuilt"}, {"dir", candidate_view(prebuilt_dir_).string()}};
+  return header;
+}
+
+}  // namespace kgym::verify::detail
