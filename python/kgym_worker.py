@@ -381,6 +381,7 @@ class CandidateSide(Side):
         super().__init__(args)
         self.module = None
         self.guard = None  # the EscapeGuard, set by serve()
+        self.extensions = None  # the ExtensionBuilds of its import, if any
 
     def op_import(self, header, payloads):
         start = time.perf_counter()
@@ -392,6 +393,7 @@ class CandidateSide(Side):
             extensions = ExtensionBuilds(builds["mode"], builds["dir"], os.path.dirname(header["candidate"]),
                                          builds.get("pch"))
             extensions.install()
+            self.extensions = extensions
             if self.guard is not None:
                 self.guard.extension_builds = builds["mode"] == "build"
         self.module = load_candidate(header["candidate"])
@@ -508,6 +510,10 @@ def serve(args):
             if handler is None:
                 raise WorkerError("protocol", f"unknown op '{op}' for role {args.role}")
             reply, out_payloads = handler(side, header, payloads)
+            # A build refused after the import (a lazy one), even when the
+            # candidate caught the refusal.
+            if getattr(side, "extensions", None) is not None:
+                side.extensions.check_import()
             reply = dict(reply, ok=True, op=op, elapsed_s=time.perf_counter() - start)
         except WorkerError as exc:
             log(f"{op} failed ({exc.kind}): {exc.message}\n{exc.detail}")

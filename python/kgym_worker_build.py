@@ -189,8 +189,9 @@ class ExtensionBuilds:
                 f"device is leased, so build at import with the same sources and flags")
 
     def check_import(self):
-        """After the import in prebuilt mode: a refused build fails the import
-        even when the candidate caught the refusal."""
+        """After the import and every later request in prebuilt mode: a
+        refused build fails the request even when the candidate caught the
+        refusal."""
         if self.refused:
             raise WorkerError("unbuilt", self.refused[0])
 

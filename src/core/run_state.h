@@ -17,7 +17,7 @@ inline constexpr int kStateSchemaVersion = 1;
 struct CaseState {
   std::string id;
   // run/sample_flow.h's Phase: pending|probing|generating|checking|
-  // waiting_device|verifying|done; not_run for a case an interrupt left.
+  // building|waiting_device|verifying|done; not_run for a case an interrupt left.
   std::string phase = "pending";
   std::string stage;              // workflow stage name, "" when none
   int attempt = 0;

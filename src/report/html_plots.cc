@@ -192,7 +192,7 @@ std::string phase_time_plot(const std::vector<CaseResult>& results) {
     double total = 0;
   };
   std::vector<Part> parts = {
-      {"generate", "#7986cb"}, {"compile", "#ffb74d"}, {"verify", "#4db6ac"}, {"other", "#bdbdbd"}};
+      {"generate", "#7986cb"}, {"build", "#ffb74d"}, {"verify", "#4db6ac"}, {"waiting and other", "#bdbdbd"}};
   std::vector<std::pair<std::string, std::array<double, 4>>> rows;
   double longest = 0;
   for (const CaseResult& r : results) {

@@ -26,8 +26,9 @@ std::string fast_p_plot(const Summary& summary);
 // One stacked bar per level (and one for all), verdict counts with a legend.
 std::string verdicts_plot(const Summary& summary);
 
-// Seconds spent per phase (generate, compile, verify, other) per case as
-// stacked bars, totals in the legend.
+// Seconds spent per phase (generate, build, verify, and the rest: waiting
+// for a build slot or a device, the probe) per case as stacked bars, totals
+// in the legend.
 std::string phase_time_plot(const std::vector<CaseResult>& results);
 
 }  // namespace kgym::report

@@ -269,6 +269,12 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   sched.kgym_argv0 = options.kgym_argv0;
   sched.worker_script = worker;
   sched.pch_root = verify::kgym_cache_root() / "pch";
+  if (config.build.precompiled_header) {
+    auto found = verify::precompiled_headers(python->python, worker, sched.pch_root, {},
+                                             std::chrono::steady_clock::now() + std::chrono::seconds(120));
+    if (found) sched.pch_dir = found->dir;
+    if (!found) printer.error(fmt::format("kgym: warning: no precompiled header for the builds: {}", found.error()));
+  }
   sched.python = python->python;
   sched.torch_version = python->torch_version;
   sched.torch_build = python->torch_build;

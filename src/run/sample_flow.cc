@@ -340,7 +340,10 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
   req.build_stage = true;
   req.device = slot.cores;
   req.config.timeout = config_.build.timeout;
-  if (config_.build.precompiled_header) req.pch_root = options_.pch_root;
+  if (config_.build.precompiled_header) {
+    req.pch_root = options_.pch_root;
+    req.pch_dir = options_.pch_dir;
+  }
   if (auto ok = util::write_file_atomic(paths.build_request(), verify::to_json(req).dump(2) + "\n",
                                         util::Durability::kRenameOnly);
       !ok) {

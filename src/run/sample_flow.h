@@ -63,8 +63,11 @@ struct FlowOptions {
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
   std::vector<std::filesystem::path> agent_hidden;
   std::vector<std::filesystem::path> candidate_hidden;
-  // Where the build stage keeps the precompiled headers (build.precompiled_header).
+  // Where the build stage keeps the precompiled headers
+  // (build.precompiled_header), and their directory for this run's torch
+  // and compiler when it was found at the start (empty: each build asks).
   std::filesystem::path pch_root;
+  std::optional<std::filesystem::path> pch_dir;
   // Warm worker parents per device (verifier.warm_workers); null = every
   // verification starts its workers cold. Not owned.
   verify::WarmPool* warm_pool = nullptr;

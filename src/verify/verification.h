@@ -56,12 +56,10 @@ class Verification {
   std::expected<void, Failure> start_workers();
   // verification_build.cc: the build stage (the candidate imported once,
   // boxed, with no device; its extensions kept in prebuilt_dir_), the
-  // precompiled header it includes (its directory, or none; with `wanted`,
-  // a build's manifest, the variants its flags need are compiled first), the build's
+  // the build's
   // output copied where the candidate workers read it (`into`/prebuilt),
   // and the import request that hands it to them.
   std::expected<void, Failure> build_stage();
-  std::optional<std::filesystem::path> precompiled_header(Deadline deadline, const std::filesystem::path& wanted);
   std::expected<void, Failure> take_prebuilt(const std::filesystem::path& into);
   nlohmann::json import_header(const std::filesystem::path& candidate_file) const;
   // The candidate's box (box_ and its paths), made and noted.

@@ -62,48 +62,30 @@ std::expected<void, std::string> copy_prebuilt(const fs::path& from, const fs::p
   return {};
 }
 
-}  // namespace
-
-std::optional<fs::path> Verification::precompiled_header(Deadline deadline, const fs::path& wanted) {
-  if (!req_.pch_root) return std::nullopt;
-  const fs::path& root = *req_.pch_root;
-  if (auto made = util::make_dirs(root); !made) {
-    note(fmt::format("no precompiled header: {}", made.error()));
-    return std::nullopt;
+// Whether a build's manifest names an extension built without the header.
+bool lacks_header(const fs::path& manifest) {
+  auto text = util::read_file(manifest);
+  if (!text) return false;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  for (const auto& entry : j.value("extensions", nlohmann::json::array())) {
+    if (entry.is_object() && !entry.value("pch", true)) return true;
   }
-  auto lock = lock_until(root / "lock", deadline);
-  if (!lock) {
-    note(fmt::format("no precompiled header: {}", lock.error()));
-    return std::nullopt;
-  }
-  // Trusted: torch's own headers, compiled outside the candidate's box.
-  std::vector<std::string> argv{req_.python, worker_script_.string(), "pch", "--root", root.string()};
-  if (!wanted.empty()) argv.insert(argv.end(), {"--wanted", wanted.string()});
-  auto run = run_captured(argv, deadline);
-  if (!run || run->exit.signaled || run->exit.code != 0) {
-    note(fmt::format("no precompiled header: {}",
-                     run ? fmt::format("{}: {}", run->exit.describe(), run->output) : run.error()));
-    return std::nullopt;
-  }
-  std::string last = run->output.substr(run->output.find_last_of('{') == std::string::npos
-                                            ? 0
-                                            : run->output.find_last_of('{'));
-  auto reply = nlohmann::json::parse(last, nullptr, false);
-  if (reply.is_discarded() || !reply.contains("dir")) {
-    note(fmt::format("no precompiled header: unreadable reply {}", run->output));
-    return std::nullopt;
-  }
-  for (const auto& cflags : reply.value("built", nlohmann::json::array()))
-    note(fmt::format("precompiled torch/extension.h for the flags {} ({:.1f} s), for the builds after this one",
-                     cflags.dump(), reply.value("built_s", 0.0)));
-  return fs::path(reply["dir"].get<std::string>());
+  return false;
 }
+
+}  // namespace
 
 std::expected<void, Failure> Verification::build_stage() {
   if (auto boxed = make_box(); !boxed) return boxed;
   fs::path out = req_.scratch_dir / "candidate" / std::string(kPrebuilt);
   nlohmann::json pch_inside = nullptr;
-  std::optional<fs::path> pch = precompiled_header(deadline_, {});
+  std::optional<fs::path> pch = req_.pch_dir;
+  if (!pch && req_.pch_root) {
+    auto found = precompiled_headers(req_.python, worker_script_, *req_.pch_root, {}, deadline_);
+    if (found) pch = found->dir;
+    if (!found) note(fmt::format("no precompiled header: {}", found.error()));
+  }
   if (pch) {
     // The box sees the header read-only at a fixed place; without bwrap the
     // candidate's uid must reach it where it is, which a dropped uid may not.
@@ -153,7 +135,13 @@ std::expected<void, Failure> Verification::build_stage() {
   prebuilt_dir_ = kept;
   // Variants of the header for the flags this candidate used, for the
   // builds after it (compiled here, outside the box, from allowed flags only).
-  if (pch) precompiled_header(deadline_, kept / "manifest.json");
+  if (req_.pch_root && lacks_header(kept / "manifest.json")) {
+    auto made = precompiled_headers(req_.python, worker_script_, *req_.pch_root, kept / "manifest.json", deadline_);
+    if (!made) note(fmt::format("no precompiled header made: {}", made.error()));
+    for (const auto& cflags : made ? made->built : std::vector<std::string>{})
+      note(fmt::format("precompiled torch/extension.h for the flags {} ({:.1f} s), for the builds after this one",
+                       cflags, made->built_s));
+  }
   return {};
 }
 
@@ -180,3 +168,32 @@ nlohmann::json Verification::import_header(const fs::path& candidate_file) const
 }
 
 }  // namespace kgym::verify::detail
+
+namespace kgym::verify {
+
+namespace fs = std::filesystem;
+
+std::expected<PrecompiledHeaders, std::string> precompiled_headers(const std::string& python,
+                                                                   const fs::path& worker_script,
+                                                                   const fs::path& root, const fs::path& wanted,
+                                                                   Deadline deadline) {
+  if (auto made = util::make_dirs(root); !made) return std::unexpected(made.error());
+  auto lock = detail::lock_until(root / "lock", deadline);
+  if (!lock) return std::unexpected(lock.error());
+  // Trusted: torch's own headers, compiled outside the candidate's box.
+  std::vector<std::string> argv{python, worker_script.string(), "pch", "--root", root.string()};
+  if (!wanted.empty()) argv.insert(argv.end(), {"--wanted", wanted.string()});
+  auto run = run_captured(argv, deadline);
+  if (!run) return std::unexpected(run.error());
+  if (run->exit.signaled || run->exit.code != 0)
+    return std::unexpected(fmt::format("{}: {}", run->exit.describe(), run->output));
+  auto brace = run->output.find_last_of('{');
+  auto reply = nlohmann::json::parse(run->output.substr(brace == std::string::npos ? 0 : brace), nullptr, false);
+  if (reply.is_discarded() || !reply.contains("dir") || !reply["dir"].is_string())
+    return std::unexpected("an unreadable reply: " + run->output);
+  PrecompiledHeaders out{.dir = reply["dir"].get<std::string>(), .built_s = reply.value("built_s", 0.0)};
+  for (const auto& cflags : reply.value("built", nlohmann::json::array())) out.built.push_back(cflags.dump());
+  return out;
+}
+
+}  // namespace kgym::verify

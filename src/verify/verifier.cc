@@ -240,6 +240,7 @@ Failure Verification::reply_failure(Role role, const Message& reply, std::string
   }
   if (kind == "compile") return {Verdict::kCompileError, "candidate failed to compile: " + error};
   if (kind == "import") return {Verdict::kCompileError, "candidate failed to import: " + error};
+  if (kind == "unbuilt") return {Verdict::kCompileError, error};
   if (kind == "missing") return {Verdict::kRuntimeError, error};
   return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
 }

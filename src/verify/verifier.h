@@ -5,7 +5,9 @@
 // relays the reference's inputs to the candidate, receives every output and
 // compares them itself; in performance mode it times both sides with the
 // same method. Every outcome is a CaseResult, never an exception.
+#include <chrono>
 #include <cstdint>
+#include <expected>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -70,6 +72,9 @@ struct VerifyRequest {
   // Where the precompiled headers of torch's extension headers are kept
   // (null: builds without them).
   std::optional<std::filesystem::path> pch_root;
+  // Their directory for this torch and compiler, when the caller found it
+  // already (a run, once); else the build asks for it under pch_root.
+  std::optional<std::filesystem::path> pch_dir;
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
   std::optional<WarmEndpoints> warm;
@@ -88,5 +93,19 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j);
 // correctness.seeds). Blocks for at most config.timeout plus a few seconds
 // of worker shutdown.
 CaseResult verify_candidate(const VerifyRequest& req);
+
+// The precompiled torch/extension.h (docs/build.md "Faster cold builds"):
+// the directory of its variants for `python`'s torch and compiler under
+// `root`; with `wanted` (a build's manifest.json) the variants its builds
+// lacked are compiled first (`built`: their flag sets, in JSON). Runs the
+// worker's trusted `pch` command under the root's lock, until `deadline`.
+struct PrecompiledHeaders {
+  std::filesystem::path dir;
+  std::vector<std::string> built;
+  double built_s = 0;
+};
+std::expected<PrecompiledHeaders, std::string> precompiled_headers(
+    const std::string& python, const std::filesystem::path& worker_script, const std::filesystem::path& root,
+    const std::filesystem::path& wanted, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace kgym::verify
