@@ -24,31 +24,34 @@ PARTS="${KGYM_BENCH_PARTS:-a b c}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgym-build-bench.XXXXXX")"
 if [ -n "${KGYM_BENCH_KEEP:-}" ]; then
   echo "work: $WORK"
-  trap 'git -C "$ROOT" worktree prune' EXIT
 else
-  trap 'rm -rf "$WORK"; git -C "$ROOT" worktree prune' EXIT
+  trap 'rm -rf "$WORK"' EXIT
 fi
 PY=/usr/bin/python3
 
-# The baseline binary: built once from BASELINE_COMMIT (a few minutes).
+# The baseline: BASELINE_COMMIT's tree and binary, made once (a few minutes)
+# and kept; its runs read its own bundled config (KGYM_HOME).
 BEFORE="${2:-}"
+BEFORE_HOME="$ROOT"
 if [ -z "$BEFORE" ]; then
-  BEFORE="${XDG_CACHE_HOME:-$HOME/.cache}/kgym/bench/kgym-$BASELINE_COMMIT"
+  BEFORE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}/kgym/bench/tree-$BASELINE_COMMIT"
+  BEFORE="$BEFORE_HOME/build/kgym"
   if [ ! -x "$BEFORE" ]; then
-    echo "building the baseline kgym ($BASELINE_COMMIT) once into $BEFORE ..."
-    git -C "$ROOT" worktree add --detach "$WORK/baseline" "$BASELINE_COMMIT" >/dev/null
-    cmake -S "$WORK/baseline" -B "$WORK/baseline/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-    ninja -C "$WORK/baseline/build" kgym >/dev/null
-    mkdir -p "$(dirname "$BEFORE")"
-    cp "$WORK/baseline/build/kgym" "$BEFORE"
+    echo "building the baseline kgym ($BASELINE_COMMIT) once in $BEFORE_HOME ..."
+    rm -rf "$BEFORE_HOME"
+    git -C "$ROOT" worktree prune
+    git -C "$ROOT" worktree add --detach "$BEFORE_HOME" "$BASELINE_COMMIT" >/dev/null
+    cmake -S "$BEFORE_HOME" -B "$BEFORE_HOME/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    ninja -C "$BEFORE_HOME/build" kgym >/dev/null
   fi
 fi
 
 run_kgym() {  # run_kgym BINARY CACHE_DIR NAME [--set ...] -> wall seconds on stdout
-  local binary="$1" cache="$2" name="$3" start end
+  local binary="$1" cache="$2" name="$3" home="$ROOT" start end
   shift 3
+  [ "$binary" = "$BEFORE" ] && home="$BEFORE_HOME"
   start=$(date +%s%N)
-  KGYM_CACHE_DIR="$cache" "$binary" run --set output.root_dir="$WORK/runs" --set output.run_name="$name" \
+  KGYM_HOME="$home" KGYM_CACHE_DIR="$cache" "$binary" run --set output.root_dir="$WORK/runs" --set output.run_name="$name" \
     "$@" >"$WORK/$name.log" 2>&1 || true
   end=$(date +%s%N)
   $PY -c "print(round(($end - $start) / 1e9, 1))"

@@ -3,8 +3,7 @@
 #   cold  - an empty compile cache, so every C++ candidate is built once;
 #   warm  - the same job again, candidates rebuilt from the cache.
 # Prints both wall times and, for the warm run, where each case's time went
-# (probe + agent + verification, and inside verification the candidate
-# import/compile). Usage: bench/demo_wall_time.sh [path/to/kgym]
+# (its total, its verification, and the build stage's compile before it). Usage: bench/demo_wall_time.sh [path/to/kgym]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 KGYM="${1:-$ROOT/build/kgym}"
@@ -32,7 +31,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "cases", "*", "*", "resul
     r = json.load(open(path))
     t = r["timings"]
     rows.append((r["case_id"], r["verdict"], t.get("total_s"), t.get("verify_s"), t.get("compile_s")))
-print(f"{'case':24} {'verdict':17} {'total':>7} {'verify':>7} {'compile':>8}")
+print(f"{'case':24} {'verdict':17} {'total':>7} {'verify':>7} {'build':>8}")
 fmt = lambda v: f"{v:7.2f}" if isinstance(v, (int, float)) else f"{'-':>7}"
 for case, verdict, total, verify, compile_s in rows:
     print(f"{case:24} {verdict:17} {fmt(total)} {fmt(verify)} {fmt(compile_s):>8}")

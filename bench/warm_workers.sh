@@ -7,10 +7,12 @@
 #   worker start  worker_start_s: from asking for the two workers until both
 #                 said hello; the hellos carry the workers' own start and
 #                 ready instants (docs/worker-protocol.md)
-#   harness       verify_s - compile_s - trials_s - timing_s: everything in
-#                 the verification that is not the kernels' compile, trials
-#                 and timing (worker start, the reference's model build,
-#                 ModelNew's build, static gate, shutdown, logs)
+#   harness       verify_s - trials_s - timing_s: everything in the
+#                 verification that is not the kernels' trials and timing
+#                 (worker start, the reference's model build, the import of
+#                 the built candidate, ModelNew's build, static gate,
+#                 shutdown, logs); the compile is the build stage's, before
+#                 the verification (docs/build.md)
 #   probe         the case's time in its probing phase (events.jsonl): the
 #                 reference probe for SPEC.md, cold or forked from the zygote
 # Cases run one at a time (concurrency 1) so the figures do not include
@@ -47,7 +49,7 @@ def figures(run_dir):
         t = r["timings"]
         if t.get("verify_s") is None or t.get("worker_start_s") is None:
             continue
-        kernels = sum(t.get(k) or 0 for k in ("compile_s", "trials_s", "timing_s"))
+        kernels = sum(t.get(k) or 0 for k in ("trials_s", "timing_s"))
         rows[r["case_id"]] = {"verdict": r["verdict"], "start": t["worker_start_s"], "load": t.get("load_s") or 0,
                               "compile": t.get("compile_s") or 0, "harness": t["verify_s"] - kernels,
                               "verify": t["verify_s"]}

@@ -201,7 +201,7 @@ class ExtensionBuilds:
 PCH_FORMAT = 2
 # At most this many variants per torch, compiler and flags (each is
 # hundreds of megabytes).
-PCH_MAX_VARIANTS = 6
+PCH_MAX_VARIANTS = 4
 # The only flags a variant is compiled with: they come from candidates'
 # builds, and the header is compiled outside any box, so nothing that
 # loads code or names files (-fplugin, -B, -specs, @file, -include) ever
