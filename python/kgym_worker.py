@@ -397,6 +397,8 @@ class CandidateSide(Side):
             if self.guard is not None:
                 self.guard.extension_builds = builds["mode"] == "build"
         self.module = load_candidate(header["candidate"])
+        if extensions is not None and extensions.mode == "build" and isinstance(header.get("init_inputs"), list):
+            construct_for_builds(self.module, header["init_inputs"])
         reply = {"import_s": time.perf_counter() - start}
         if extensions is not None and extensions.mode == "build":
             extensions.write_manifest()
@@ -440,6 +442,21 @@ class CandidateSide(Side):
         return dict(reply, runtime=facts), buffers
 
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch}
+
+
+def construct_for_builds(module, init_inputs):
+    """The build stage builds ModelNew once too, so that the kernels its
+    __init__ builds are built here, not on the device. Whatever else goes
+    wrong is the verification's to find."""
+    import torch
+
+    try:
+        torch.manual_seed(0)
+        module.ModelNew(*init_inputs)
+    except WorkerError:
+        raise
+    except Exception as exc:
+        log(f"build stage: ModelNew(...) failed ({exception_line(exc)}); the verification will tell")
 
 
 def warm_op_trace(torch):

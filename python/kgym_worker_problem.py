@@ -206,6 +206,14 @@ def solved_overrides(args):
     return merged, record
 
 
+def plain_data(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(plain_data(v) for v in value)
+    return False
+
+
 def probe(args):
     import torch
 
@@ -226,6 +234,9 @@ def probe(args):
         outputs = output if isinstance(output, (list, tuple)) else [output]
         document = {
             "init_inputs": [describe(v) for v in init_inputs],
+            # As values when they are plain data: the build stage builds
+            # ModelNew with them, for the kernels a candidate builds there.
+            "init_values": init_inputs if plain_data(init_inputs) else None,
             "inputs": [describe(v) for v in inputs],
             "outputs": [describe(v) for v in outputs],
             "constants": module_constants(problem),

@@ -50,6 +50,15 @@ bool BuildSlots::device_clear(std::size_t device) const {
   });
 }
 
+std::set<int> BuildSlots::host_cores() const {
+  for (const auto& device : device_cores_) {
+    for (int core : device) {
+      if (cores_.contains(core)) return {};
+    }
+  }
+  return cores_;
+}
+
 std::set<int> build_cores(const std::optional<std::set<int>>& configured, const std::set<int>& all,
                           const std::vector<std::set<int>>& device_cores) {
   if (configured && !configured->empty()) return *configured;

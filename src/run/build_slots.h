@@ -26,6 +26,9 @@ class BuildSlots {
   // Whether no build runs on the device's cores.
   bool device_clear(std::size_t device) const;
   int running() const { return running_; }
+  // The build cores when no device holds any of them (agents and probes
+  // run there too); empty where builds share cores with devices.
+  std::set<int> host_cores() const;
   int jobs() const { return jobs_; }
   const std::set<int>& cores() const { return cores_; }
 

@@ -340,6 +340,11 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
   req.build_stage = true;
   req.device = slot.cores;
   req.config.timeout = config_.build.timeout;
+  if (auto probe = util::read_file(paths.probe())) {
+    auto document = nlohmann::json::parse(*probe, nullptr, false);
+    if (document.is_object() && document.contains("init_values") && document["init_values"].is_array())
+      req.init_inputs = document["init_values"];
+  }
   if (config_.build.precompiled_header) {
     req.pch_root = options_.pch_root;
     req.pch_dir = options_.pch_dir;

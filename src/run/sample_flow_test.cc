@@ -120,11 +120,13 @@ TEST_F(SampleFlowTest, TheProbesSizesAreTheVerificationsAndSurviveAResume) {
   const Launch probe = std::get<Launch>(step);
   EXPECT_EQ(arg_after(probe.spec, "--size-max-bytes"), std::to_string(64ULL << 20));  // auto on cpu
   std::ofstream(arg_after(probe.spec, "--out"))
-      << R"({"inputs": [], "outputs": [], "constants": {"batch_size": 64},
+      << R"({"inputs": [], "outputs": [], "constants": {"batch_size": 64}, "init_values": [64, 8],
             "sizes": {"policy": "auto", "sizes": {"batch_size": 64, "dim": 8}, "original": {"batch_size": 4096},
                       "overrides": {"dim": 32}, "factor": 0.015625, "fits": true, "bytes": 1000}})";
   step = build_ends(flow().child_exited({}, false));
   ASSERT_TRUE(std::holds_alternative<NeedDevice>(step));
+  auto build = nlohmann::json::parse(util::read_file(paths().build_request()).value_or("{}"));
+  EXPECT_EQ(build["init_inputs"], nlohmann::json::array({64, 8})) << "the build stage builds ModelNew too";
   EXPECT_NE(util::read_file(paths().spec()).value_or("").find("| `batch_size` | 64 | 4096 |"),
             std::string::npos);
 

@@ -52,7 +52,8 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
       printer_(printer),
       store_(store),
       devices_(config.devices),
-      builds_(make_build_slots(config)) {
+      builds_(make_build_slots(config)),
+      host_cpus_(util::format_cpu_list(builds_.host_cores())) {
   store_.state().cases.clear();
   store_.state().device_holders.emplace();
   for (Case& c : cases) add_case(std::move(c));
@@ -109,6 +110,12 @@ void Scheduler::apply(std::size_t i, Step step) {
     record_notes(i);
     Sample& sample = samples_[i];
     if (auto* launch = std::get_if<Launch>(&step)) {
+      // Agents, their gates and probes keep off the devices' cores when the
+      // machine has cores no device holds (docs/build.md).
+      Phase phase = sample.flow.phase();
+      if (launch->spec.cpus.empty() && !host_cpus_.empty() &&
+          (phase == Phase::kProbing || phase == Phase::kGenerating || phase == Phase::kChecking))
+        launch->spec.cpus = host_cpus_;
       auto pid = runner_.start(static_cast<util::ProcessRunner::Id>(i), launch->spec);
       if (!pid) {
         step = sample.flow.launch_failed(pid.error());

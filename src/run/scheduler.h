@@ -111,6 +111,7 @@ class Scheduler {
   StateStore& store_;
   DevicePool devices_;
   BuildSlots builds_;
+  std::string host_cpus_;  // where agents and probes run ("" = anywhere)
   std::vector<Sample> samples_;   // runner ids are indices into it
   std::vector<CaseEntry> cases_;  // one per case, in case order
   std::size_t done_ = 0;          // cases with a result

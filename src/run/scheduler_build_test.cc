@@ -93,6 +93,10 @@ TEST_F(SchedulerTest, BuildCoresAwayFromTheDevicesBuildDuringVerifications) {
   }
   EXPECT_GT(builds_during_verification, 0);
   EXPECT_EQ(max_builds_live, 1) << "one job per build core by default";
+  for (const ProcessSpec& s : runner_->started()) {
+    if (has_arg(s, "probe")) EXPECT_EQ(s.cpus, "1") << "probes keep off the device's core";
+    if (has_arg(s, "verify")) EXPECT_EQ(s.cpus, "") << "the verification pins itself to its device";
+  }
 }
 
 // A run stopped during a build (kgym run --resume): the generated candidate
@@ -150,6 +154,8 @@ TEST(BuildSlots, BuildCoresAreTheFreeOnesUnlessConfigured) {
   EXPECT_EQ(build_cores(std::nullopt, all, {{0, 1, 2, 3}}), all) << "every core is a device's: shared";
   EXPECT_EQ(build_cores(std::set<int>{1}, all, {{0, 1}}), (std::set<int>{1}));
   EXPECT_EQ(build_cores(std::nullopt, all, {{}, {}}), all) << "GPU devices hold no cores";
+  EXPECT_EQ(BuildSlots({2, 3}, 0, {{0, 1}}).host_cores(), (std::set<int>{2, 3}));
+  EXPECT_TRUE(BuildSlots({0, 1}, 0, {{0}, {1}}).host_cores().empty()) << "every core is a device's";
 }
 
 }  // namespace

@@ -62,6 +62,9 @@ class Verification {
   std::expected<void, Failure> build_stage();
   std::expected<void, Failure> take_prebuilt(const std::filesystem::path& into);
   nlohmann::json import_header(const std::filesystem::path& candidate_file) const;
+  // The init inputs the build stage builds ModelNew with (the request's,
+  // else the trusted probe's when the candidate may build in a function).
+  std::optional<nlohmann::json> init_inputs_for_builds();
   // The candidate's box (box_ and its paths), made and noted.
   std::expected<void, Failure> make_box();
   // The candidate's hello and its reply to `import` (compile_s recorded).

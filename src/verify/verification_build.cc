@@ -5,6 +5,7 @@
 // The precompiled header of torch's extension headers is made here, by
 // the trusted side, before the candidate's build includes it.
 #include <cstdlib>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "util/fs.h"
 #include "verify/verification.h"
 #include "worker/candidate_sandbox.h"
+#include "worker/probe.h"
 #include "worker/python_env.h"
 
 namespace kgym::verify::detail {
@@ -112,6 +114,7 @@ std::expected<void, Failure> Verification::build_stage() {
   import.header = {{"op", "import"},
                    {"candidate", candidate_view(candidate_copy_).string()},
                    {"builds", {{"mode", "build"}, {"dir", candidate_view(out).string()}, {"pch", pch_inside}}}};
+  if (auto init = init_inputs_for_builds()) import.header["init_inputs"] = *init;
   if (auto sent = candidate_->send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "building", true));
   auto hello = receive(Role::kCandidate, "starting the build", deadline_);
@@ -158,6 +161,36 @@ std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
         Failure{Verdict::kHarnessError, fmt::format("cannot use the build stage's output: {}", copied.error())});
   prebuilt_dir_ = to;
   return {};
+}
+
+// Whether a source may build outside its module level: a build call on an
+// indented line (in a function or a class).
+static bool builds_below_module_level(const std::vector<fs::path>& files) {
+  static const std::regex indented_build(R"(^[ \t]+.*\b(load_inline|load|cpp_extension)\b)",
+                                         std::regex::multiline);
+  for (const auto& file : files) {
+    auto text = util::read_file(file);
+    if (text && std::regex_search(*text, indented_build)) return true;
+  }
+  return false;
+}
+
+std::optional<nlohmann::json> Verification::init_inputs_for_builds() {
+  if (req_.init_inputs) return req_.init_inputs;
+  if (!builds_below_module_level(candidate_files_)) return std::nullopt;
+  // The trusted probe (the problem alone, outside the box) says them.
+  ProbeRequest probe{req_.python, req_.problem, req_.overrides, derive_seed(req_.run_seed, 0), 1};
+  probe.size = req_.solve_sizes;
+  probe.precision = req_.precision;
+  fs::path out = req_.scratch_dir / "build_probe.json";
+  auto run = run_captured(probe_command(probe, worker_script_, out), deadline_);
+  auto text = util::read_file(out);
+  auto document = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!run || !document.is_object() || !document.contains("init_values") || !document["init_values"].is_array()) {
+    note("build stage: no init inputs for ModelNew (the probe gave none); only the import builds");
+    return std::nullopt;
+  }
+  return document["init_values"];
 }
 
 nlohmann::json Verification::import_header(const fs::path& candidate_file) const {

@@ -69,6 +69,11 @@ struct VerifyRequest {
   // neither builds first, in its own scratch dir (`kgym verify`).
   bool build_stage = false;
   std::optional<std::filesystem::path> prebuilt;
+  // The problem's init inputs as plain values (the probe's init_values):
+  // the build stage builds ModelNew with them, so that what its __init__
+  // builds is built there too. Unset: `kgym verify` probes for them when
+  // the candidate may build outside its module level.
+  std::optional<nlohmann::json> init_inputs;
   // Where the precompiled headers of torch's extension headers are kept
   // (null: builds without them).
   std::optional<std::filesystem::path> pch_root;
