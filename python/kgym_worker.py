@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from kgym_worker_build import ExtensionBuilds, pch
+from kgym_worker_build import construct_for_builds, install_builds, pch
 from kgym_worker_common import (
     WorkerError,
     die_with_parent,
@@ -385,17 +385,9 @@ class CandidateSide(Side):
 
     def op_import(self, header, payloads):
         start = time.perf_counter()
-        builds = header.get("builds")
-        extensions = None
-        if builds:
-            # The build stage records the builds; a verification loads them
-            # and may run no compiler (kgym_worker_build.py).
-            extensions = ExtensionBuilds(builds["mode"], builds["dir"], os.path.dirname(header["candidate"]),
-                                         builds.get("pch"))
-            extensions.install()
-            self.extensions = extensions
-            if self.guard is not None:
-                self.guard.extension_builds = builds["mode"] == "build"
+        # The build stage records the builds; a verification loads them and
+        # may run no compiler (kgym_worker_build.py).
+        extensions = self.extensions = install_builds(header, self.guard)
         self.module = load_candidate(header["candidate"])
         if extensions is not None and extensions.mode == "build" and isinstance(header.get("init_inputs"), list):
             construct_for_builds(self.module, header["init_inputs"])
@@ -442,21 +434,6 @@ class CandidateSide(Side):
         return dict(reply, runtime=facts), buffers
 
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch}
-
-
-def construct_for_builds(module, init_inputs):
-    """The build stage builds ModelNew once too, so that the kernels its
-    __init__ builds are built here, not on the device. Whatever else goes
-    wrong is the verification's to find."""
-    import torch
-
-    try:
-        torch.manual_seed(0)
-        module.ModelNew(*init_inputs)
-    except WorkerError:
-        raise
-    except Exception as exc:
-        log(f"build stage: ModelNew(...) failed ({exception_line(exc)}); the verification will tell")
 
 
 def warm_op_trace(torch):

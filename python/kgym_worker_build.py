@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from kgym_worker_common import WorkerError, log
+from kgym_worker_common import WorkerError, exception_line, log
 
 MANIFEST = "manifest.json"
 # Arguments that say where a build happens or how loud it is, not what it builds.
@@ -194,6 +194,36 @@ class ExtensionBuilds:
         refusal."""
         if self.refused:
             raise WorkerError("unbuilt", self.refused[0])
+
+
+def install_builds(header, guard):
+    """The ExtensionBuilds an import request asks for ("builds": mode, dir,
+    pch), installed, with the escape guard told whether torch's builder may
+    run; None when the request names none."""
+    builds = header.get("builds")
+    if not builds:
+        return None
+    extensions = ExtensionBuilds(builds["mode"], builds["dir"], os.path.dirname(header["candidate"]),
+                                 builds.get("pch"))
+    extensions.install()
+    if guard is not None:
+        guard.extension_builds = builds["mode"] == "build"
+    return extensions
+
+
+def construct_for_builds(module, init_inputs):
+    """The build stage builds ModelNew once too, so that the kernels its
+    __init__ builds are built here, not on the device. Whatever else goes
+    wrong is the verification's to find."""
+    import torch
+
+    try:
+        torch.manual_seed(0)
+        module.ModelNew(*init_inputs)
+    except WorkerError:
+        raise
+    except Exception as exc:
+        log(f"build stage: ModelNew(...) failed ({exception_line(exc)}); the verification will tell")
 
 
 # ---------------------------------------------------------------- pch
