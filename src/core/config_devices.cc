@@ -1,6 +1,5 @@
 // Reads and checks `devices:`. A device is what one case leases
 // exclusively while it is verified and timed, so devices never overlap.
-#include <charconv>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,16 +9,6 @@
 #include "util/cpu_set.h"
 
 namespace kgym::config_detail {
-namespace {
-
-std::optional<int> parse_index(std::string_view text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
-}
-
-}  // namespace
 
 void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
                   std::vector<std::string>& devices) {
@@ -54,8 +43,8 @@ void read_devices(ConfigReader& reader, const Entry& at, const std::string& back
     std::optional<std::set<int>> ids;
     if (cpu) {
       ids = util::parse_cpu_list(text);
-    } else if (auto index = parse_index(text)) {
-      ids = std::set<int>{*index};
+    } else if (text.find_first_of("-,") == std::string::npos) {
+      ids = util::parse_cpu_list(text);  // a device index: one number
     }
     if (!ids) {
       reader.error(item, fmt::format("'{}' is not a {}", text, cpu ? "CPU core list" : "device index"), fix);
