@@ -24,9 +24,6 @@ class DevicePool {
     }
     return std::nullopt;
   }
-  std::optional<std::size_t> acquire() {
-    return acquire([](std::size_t) { return true; });
-  }
   void release(std::size_t index) { busy_.at(index) = false; }
   bool busy(std::size_t index) const { return busy_.at(index); }
   const std::string& name(std::size_t index) const { return devices_.at(index); }
