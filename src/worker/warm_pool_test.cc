@@ -65,6 +65,13 @@ TEST(WarmPool, EachDeviceHasItsOwnParentsAndADeadOneIsReplaced) {
   EXPECT_NE(first->reference_socket, first->candidate_socket);
   EXPECT_TRUE(fs::is_directory(first->scratch_root));
 
+  // Device 1's reference parent must not be the first to start: wait until
+  // device 0's has run.
+  for (auto give_up = Clock::now() + 30s;
+       !fs::exists(temp.path() / "reference-started") && Clock::now() < give_up;)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(fs::exists(temp.path() / "reference-started"));
+
   auto other = (*pool)->endpoints(1);
   ASSERT_TRUE(other) << other.error();
   EXPECT_NE(other->reference_socket, first->reference_socket);
