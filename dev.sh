@@ -21,6 +21,10 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ccache procps bubblewrap util-linux
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
   python3 python3-dev python3-numpy python3-setuptools pybind11-dev python3-torch libtorch-dev libopenblas0-openmp
+  # The Slurm tests' throwaway one-node cluster (tests/slurm/cluster.sh). Installing
+  # starts no Slurm daemon (no /etc/slurm/slurm.conf); munge's may start the system
+  # munged where policy-rc.d allows, which the tests do not use.
+  slurmctld slurmd slurm-client munge
 )
 
 # Optional tools: installed when their command is missing; if that fails the

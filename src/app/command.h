@@ -29,5 +29,6 @@ Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);
 Command add_lint_command(CLI::App& root);
 Command add_zygote_run_command(CLI::App& root);
+Command add_slurm_task_command(CLI::App& root);
 
 }  // namespace kgym::app

@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "run/campaign.h"
+#include "run/slurm_task.h"
 
 namespace kgym::app {
 namespace {
@@ -115,6 +116,26 @@ Command add_run_command(CLI::App& root) {
               case run::CampaignStatus::kInterrupted: return kExitInterrupted;
             }
             return kExitUsage;
+          }};
+}
+
+// Hidden: one array task of a run on a Slurm cluster (docs/cluster.md).
+Command add_slurm_task_command(CLI::App& root) {
+  auto options = std::make_shared<run::SlurmTaskOptions>();
+  auto run_dir = std::make_shared<std::string>();
+  CLI::App* app = root.add_subcommand("slurm-task", "run one case-sample of a run as a Slurm array task");
+  app->group("");
+  app->add_option("--run-dir", *run_dir, "the run directory (shared with the coordinator)")->required();
+  app->add_option("--submission", options->submission, "the submission number")->required();
+  app->add_option("--index", options->index, "the array task id")->required();
+  return {app, [options, run_dir]() -> int {
+            options->run_dir = *run_dir;
+            options->kgym_argv0 = {self_exe()};
+            int fd = install_interrupt_pipe();
+            if (fd >= 0) options->interrupt_fd = fd;
+            run::Printer printer;
+            int code = run::run_slurm_task(*options, printer);
+            return code == 2 ? kExitUsage : code;
           }};
 }
 

@@ -42,6 +42,7 @@ const std::array<Backend, 3>& table() {
           .no_kernel = "no CUDA (load_inline) or Triton (@triton.jit) kernel is defined",
           .spec_rules = kCudaRules,
           .timing_method = "CUDA events, all streams synchronized",
+          .granted_devices_env = {"CUDA_VISIBLE_DEVICES"},
           .agent_device_env = {"CUDA_VISIBLE_DEVICES"},
           .device_glue = true,
           .runtime_module = "CUDA",
@@ -55,6 +56,7 @@ const std::array<Backend, 3>& table() {
           .no_kernel = "no pypto.jit kernel is defined",
           .spec_rules = kNpuRules,
           .timing_method = "NPU events",
+          .granted_devices_env = {"ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES"},
           // PyPTO kernels take their device from TILE_FWK_DEVICE_ID.
           .agent_device_env = {"TILE_FWK_DEVICE_ID"},
           .worker_device_env = {"TILE_FWK_DEVICE_ID"},

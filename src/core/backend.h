@@ -49,6 +49,9 @@ struct Backend {
   // Whether `problem.size` left unset means `auto`: KernelBench's sizes are
   // a GPU's, which a CPU runs out of memory or time on.
   bool sizes_automatically = false;
+  // Where a Slurm task finds the devices it was granted (docs/cluster.md):
+  // variables that list them as the task sees them, renumbered from 0.
+  std::vector<std::string_view> granted_devices_env;
   std::vector<std::string_view> agent_device_env;
   std::vector<std::string_view> worker_device_env;
   // Runtime anti-cheat: glue ops of device runtimes (copies to and from the

@@ -23,6 +23,8 @@ struct RunPaths {
   std::filesystem::path summary_json() const { return dir / "summary.json"; }
   std::filesystem::path summary_md() const { return dir / "summary.md"; }
   std::filesystem::path report_html() const { return dir / "report.html"; }
+  // executor.kind slurm (docs/cluster.md): the submissions and the tasks' logs.
+  std::filesystem::path slurm_dir() const { return dir / "slurm"; }
 };
 
 struct CasePaths {
@@ -72,6 +74,10 @@ struct CasePaths {
   std::filesystem::path verify_request() const { return dir / "verify_request.json"; }
   std::filesystem::path verify_result() const { return dir / "verify_result.json"; }
   std::filesystem::path verify_log() const { return dir / kVerifyLog; }
+  // A Slurm task's own state.json and events.jsonl, and the record it
+  // leaves when it ends (docs/cluster.md).
+  std::filesystem::path task_dir() const { return dir / "task"; }
+  std::filesystem::path task_exit() const { return task_dir() / "exit.json"; }
 };
 
 }  // namespace kgym

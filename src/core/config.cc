@@ -36,7 +36,8 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
                                          "output",    "agent",   "verifier", "problem", "monitor",
-                                         "workflow",  "sandbox", "samples", "build"};
+                                         "workflow",  "sandbox", "samples", "build",
+                                         "executor"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};
 constexpr std::string_view kPrecisions[] = {"as_written", "float32", "float16", "bfloat16"};
@@ -237,6 +238,7 @@ Config read_config(ConfigReader& reader) {
   if (auto entry = top.get("sandbox")) config_detail::read_sandbox(reader, *entry, config.sandbox);
   if (auto entry = top.get("build")) config_detail::read_build(reader, *entry, config.build);
   if (auto entry = top.get("monitor")) read_monitor(reader, *entry, config);
+  if (auto entry = top.get("executor")) config_detail::read_executor(reader, *entry, config.executor);
   return config;
 }
 

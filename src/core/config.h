@@ -124,6 +124,28 @@ struct BuildConfig {
   bool precompiled_header = true;  // torch/extension.h precompiled once per torch, compiler and flags
 };
 
+// executor.slurm (docs/cluster.md): each case-sample is one task of a Slurm
+// job array; empty text and 0 mean "not given" (Slurm's default).
+struct SlurmConfig {
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::string gres_per_task;  // e.g. "gpu:1"
+  int cpus_per_task = 0;
+  std::string mem;         // e.g. "16G"
+  std::string time_limit;  // Slurm's time format, e.g. "02:00:00"
+  int max_parallel = 0;    // the array's %N
+  std::vector<std::string> extra_args;  // more sbatch options, one per item
+  std::vector<std::string> setup;       // shell lines run on the node before kgym
+  std::chrono::milliseconds poll{5000};  // how often the coordinator asks the queue
+};
+
+// Where cases run: `local` (this machine's scheduler) or `slurm`.
+struct ExecutorConfig {
+  std::string kind = "local";
+  SlurmConfig slurm;
+};
+
 // problem.size (docs/config.md "Problem sizes"): run each problem at its
 // written sizes, or shrink its size constants to fit a budget.
 struct ProblemSize {
@@ -150,6 +172,7 @@ struct Config {
   VerifierConfig verifier;
   SandboxConfig sandbox;
   BuildConfig build;
+  ExecutorConfig executor;
   std::map<std::string, long long> overrides;  // problem.overrides
   ProblemSize size;                            // problem.size
   // problem.precision: "as_written" or the dtype the problem's floating

@@ -25,7 +25,10 @@ void flatten(const json& value, const std::string& prefix, std::map<std::string,
   out[prefix] = value;
 }
 
-bool operational(const std::string& key) { return key == "concurrency" || key == "monitor.poll_sec"; }
+// Keys a resumed run may change: how the work is spread, not what it is.
+bool operational(const std::string& key) {
+  return key == "concurrency" || key == "monitor.poll_sec" || key.starts_with("executor");
+}
 
 }  // namespace
 
@@ -101,6 +104,22 @@ json config_record(const Config& c) {
                        {"cores", b.cores ? json(*b.cores) : json(nullptr)},
                        {"timeout_sec", b.timeout.count()},
                        {"precompiled_header", b.precompiled_header}};
+  }
+  if (c.executor.kind != "local") {
+    const SlurmConfig& sl = c.executor.slurm;
+    record["executor"] = {{"kind", c.executor.kind},
+                          {"slurm",
+                           {{"partition", sl.partition},
+                            {"account", sl.account},
+                            {"qos", sl.qos},
+                            {"gres_per_task", sl.gres_per_task},
+                            {"cpus_per_task", sl.cpus_per_task},
+                            {"mem", sl.mem},
+                            {"time_limit", sl.time_limit},
+                            {"max_parallel", sl.max_parallel},
+                            {"extra_args", sl.extra_args},
+                            {"setup", sl.setup},
+                            {"poll_sec", std::chrono::duration<double>(sl.poll).count()}}}};
   }
   return record;
 }

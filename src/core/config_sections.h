@@ -32,6 +32,9 @@ void read_devices(ConfigReader& reader, const Entry& at, const std::string& back
 // `build:`.
 void read_build(ConfigReader& reader, const Entry& at, BuildConfig& build);
 
+// `executor:` (kind, and slurm's keys with kind slurm).
+void read_executor(ConfigReader& reader, const Entry& at, ExecutorConfig& executor);
+
 // Dtype names accepted under verifier.tolerances (torch names without the
 // "torch." prefix).
 std::span<const std::string_view> known_dtypes();

@@ -286,6 +286,10 @@ json to_json(const CaseResult& r) {
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
   if (r.samples) j["samples"] = samples_json(*r.samples);
+  if (const auto& t = r.lost_task) {
+    j["lost_task"] = {{"executor", t->executor}, {"job", t->job},   {"state", t->state},
+                      {"source", t->source},     {"node", t->node}, {"log", t->log}};
+  }
   if (r.problem) j["problem"] = {{"sizes", to_json(*r.problem)}};
   if (r.baseline) j["baseline"] = true;
   j["precision"] = r.precision;
@@ -417,6 +421,10 @@ CaseResult result_from_json(const json& j) {
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
+  if (auto it = j.find("lost_task"); it != j.end() && it->is_object()) {
+    r.lost_task = LostTask{it->value("executor", "slurm"), it->value("job", ""), it->value("state", ""),
+                           it->value("source", ""),        it->value("node", ""), it->value("log", "")};
+  }
   r.baseline = j.value("baseline", false);
   r.precision = j.value("precision", "as_written");
   if (auto it = j.find("environment"); it != j.end() && it->is_object())

@@ -226,6 +226,18 @@ struct TorchEnvironment {
   std::string torch_build;    // "cpu", "cuda 13.2", "rocm 6.2", "npu"
 };
 
+// A case-sample whose cluster task ended without writing its result
+// (docs/cluster.md): the verdict is the executor's, and a resumed run runs
+// the case-sample again.
+struct LostTask {
+  std::string executor = "slurm";
+  std::string job;     // "1234_5": the array job and task
+  std::string state;   // the scheduler's final state, e.g. "CANCELLED"
+  std::string source;  // where the state came from: "sacct", "scontrol", "exit record", "none"
+  std::string node;
+  std::string log;  // the task's log file
+};
+
 struct CaseResult {
   int schema_version = kResultSchemaVersion;
   std::string case_id;  // "<level>/<N>_<Name>"
@@ -248,6 +260,7 @@ struct CaseResult {
   std::optional<TorchEnvironment> environment;
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
+  std::optional<LostTask> lost_task;  // absent from the JSON unless set
 };
 
 nlohmann::json to_json(const CaseResult& r);

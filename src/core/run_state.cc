@@ -1,5 +1,8 @@
 #include "core/run_state.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "util/json_optional.h"
 
 #include <fmt/format.h>
@@ -31,6 +34,8 @@ json case_json(const CaseState& c) {
     j["samples"] = c.samples;
     j["samples_done"] = c.samples_done;
   }
+  if (c.job) j["job"] = *c.job;
+  if (c.node) j["node"] = *c.node;
   return j;
 }
 
@@ -52,20 +57,75 @@ CaseState case_from(const json& j) {
   c.sample = j.value("sample", 0);
   c.samples = j.value("samples", 0);
   c.samples_done = j.value("samples_done", 0);
+  c.job = optional_at<std::string>(j, "job");
+  c.node = optional_at<std::string>(j, "node");
   return c;
+}
+
+// The document without its case rows ("cases": []).
+json head_json(const RunState& s) {
+  json j = {
+      {"schema_version", s.schema_version},     {"run_dir", s.run_dir},       {"status", s.status},
+      {"harness_pid", s.harness_pid},           {"started_at", s.started_at}, {"updated_at", s.updated_at},
+      {"monitor_poll_sec", s.monitor_poll_sec}, {"devices", s.devices},       {"cases", json::array()}};
+  if (s.device_holders) j["device_holders"] = *s.device_holders;
+  return j;
+}
+
+// A row as dump(2) writes it at depth 2 (an element of the top-level
+// "cases"): four more spaces on every line. Every '\n' of a dump is
+// layout; newlines inside strings are escaped.
+std::string row_text(const CaseState& c) {
+  std::string text = case_json(c).dump(2);
+  std::string out = "    ";
+  out.reserve(text.size() + 4 * static_cast<std::size_t>(std::ranges::count(text, '\n')));
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out += "    ";
+  }
+  return out;
 }
 
 }  // namespace
 
 json to_json(const RunState& s) {
-  json cases = json::array();
+  json j = head_json(s);
+  json& cases = j["cases"];
   for (const CaseState& c : s.cases) cases.push_back(case_json(c));
-  json j = {
-      {"schema_version", s.schema_version},     {"run_dir", s.run_dir},       {"status", s.status},
-      {"harness_pid", s.harness_pid},           {"started_at", s.started_at}, {"updated_at", s.updated_at},
-      {"monitor_poll_sec", s.monitor_poll_sec}, {"devices", s.devices},       {"cases", std::move(cases)}};
-  if (s.device_holders) j["device_holders"] = *s.device_holders;
   return j;
+}
+
+std::string RunStateWriter::text(const RunState& s) {
+  std::string head = head_json(s).dump(2);
+  if (rows_.size() > s.cases.size()) rows_.resize(s.cases.size());
+  std::size_t rows_bytes = 0;
+  for (std::size_t i = 0; i < s.cases.size(); ++i) {
+    if (i == rows_.size()) {
+      rows_.push_back({s.cases[i], row_text(s.cases[i])});
+    } else if (!(rows_[i].state == s.cases[i])) {
+      rows_[i] = {s.cases[i], row_text(s.cases[i])};
+    }
+    rows_bytes += rows_[i].text.size() + 2;
+  }
+  // "cases" sorts first among the keys, but its place is found, not assumed:
+  // a newline and two spaces before a quote occur only in the layout.
+  static constexpr std::string_view kEmpty = "\n  \"cases\": []";
+  std::size_t at = head.find(kEmpty);
+  if (s.cases.empty()) return head + "\n";
+  if (at == std::string::npos) return to_json(s).dump(2) + "\n";  // not reached: the layout has it
+  std::size_t open = at + kEmpty.size() - 2;  // the "[]"
+  std::string out;
+  out.reserve(head.size() + rows_bytes + 16);
+  out.append(head, 0, open);
+  out += "[\n";
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    if (i > 0) out += ",\n";
+    out += rows_[i].text;
+  }
+  out += "\n  ]";
+  out.append(head, open + 2);
+  out += "\n";
+  return out;
 }
 
 RunState run_state_from_json(const json& j) {

@@ -35,6 +35,11 @@ struct CaseState {
   int sample = 0;
   int samples = 0;
   int samples_done = 0;
+  // executor.kind slurm: the array task ("1234_5") and its node, once known.
+  std::optional<std::string> job;
+  std::optional<std::string> node;
+
+  bool operator==(const CaseState&) const = default;
 };
 
 struct RunState {
@@ -54,6 +59,24 @@ struct RunState {
 };
 
 nlohmann::json to_json(const RunState& s);
+
+// state.json's text, to_json(s).dump(2) + "\n" byte for byte, made row by
+// row: no tree of the whole document is built, and a row equal to the one
+// the last text() was made from keeps its text, so a rewrite after a few
+// transitions serialises only the rows they changed (the rest is a
+// comparison and a copy). Memory: one copy of each row and of its text.
+// Throws what dump() throws (nlohmann::json::type_error on invalid UTF-8).
+class RunStateWriter {
+ public:
+  std::string text(const RunState& s);
+
+ private:
+  struct Row {
+    CaseState state;
+    std::string text;  // indented as an element of "cases"
+  };
+  std::vector<Row> rows_;
+};
 // Throws nlohmann::json::exception on a malformed document.
 RunState run_state_from_json(const nlohmann::json& j);
 

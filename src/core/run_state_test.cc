@@ -100,5 +100,45 @@ TEST(RunStateJson, RejectsMalformedDocuments) {
                nlohmann::json::exception);
 }
 
+std::string dump_of(const RunState& s) { return to_json(s).dump(2) + "\n"; }
+
+TEST(RunStateWriter, WritesWhatDumpWritesByteForByte) {
+  RunStateWriter writer;
+  RunState s;
+  EXPECT_EQ(writer.text(s), dump_of(s));  // no cases: "cases": []
+  s = sample_state();
+  s.devices = {"cpu0", "cpu1"};
+  s.device_holders = std::map<std::string, std::string>{{"cpu0", "level1/20_LeakyReLU"}};
+  s.cases[1].failed_gates = {"plan: PLAN.md contains 'TBD'", "tests: exit 1"};
+  s.cases[1].reason = "a \"quoted\"\nmulti-line reason, \\ and ünïcödé\t";
+  s.cases[2].samples = 3;
+  s.cases[2].sample = 2;
+  s.cases[2].samples_done = 1;
+  s.cases[2].job = "1234_5";
+  s.cases[2].node = "gpu-node-7";
+  s.run_dir = "/runs/\n  \"cases\": []";  // the layout's marker inside a string is escaped
+  EXPECT_EQ(writer.text(s), dump_of(s));
+}
+
+TEST(RunStateWriter, RewritesChangedAddedAndRemovedRows) {
+  RunStateWriter writer;
+  RunState s = sample_state();
+  ASSERT_EQ(writer.text(s), dump_of(s));
+  s.cases[2].phase = "probing";  // a row changed since the last text
+  s.cases[2].pid = 77;
+  s.updated_at += 1;
+  EXPECT_EQ(writer.text(s), dump_of(s));
+  CaseState added;
+  added.id = "level3/1_Model";
+  s.cases.push_back(added);
+  EXPECT_EQ(writer.text(s), dump_of(s));
+  s.cases.erase(s.cases.begin());  // every row moves up one
+  EXPECT_EQ(writer.text(s), dump_of(s));
+  s.cases.clear();
+  EXPECT_EQ(writer.text(s), dump_of(s));
+  s = sample_state();
+  EXPECT_EQ(writer.text(s), dump_of(s));
+}
+
 }  // namespace
 }  // namespace kgym

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,8 +55,10 @@ Cells row_cells(const CaseState& c, double now) {
   }
   cells[kStage] = c.stage.empty() ? std::string(kNone) : c.stage;
   cells[kTry] = c.attempt > 0 ? std::to_string(c.attempt) : std::string(kNone);
-  cells[kDevice] = c.device.value_or(std::string(kNone));
-  cells[kPid] = c.pid ? std::to_string(*c.pid) : std::string(kNone);
+  // On a Slurm cluster (docs/cluster.md) a case-sample's node and array
+  // task stand where a local run shows its device and pid.
+  cells[kDevice] = c.device.value_or(c.node.value_or(std::string(kNone)));
+  cells[kPid] = c.pid ? std::to_string(*c.pid) : c.job.value_or(std::string(kNone));
   if (is_running(c)) {
     cells[kElapsed] = duration_or_none(c.phase_started_at, now);
   } else if (is_done(c)) {
@@ -131,6 +134,18 @@ std::string devices_line(const RunState& s, std::size_t width) {
         names.push_back(*c.device);
     }
     std::sort(names.begin(), names.end());
+  }
+  if (names.empty() && std::any_of(s.cases.begin(), s.cases.end(), [](const CaseState& c) { return c.job; })) {
+    int queued = 0, running = 0;
+    std::set<std::string> nodes;
+    for (const CaseState& c : s.cases) {
+      if (c.phase == "queued") ++queued;
+      if (c.phase != "queued" && c.phase != "done" && c.phase != "not_run" && c.job) ++running;
+      if (c.node && c.phase != "done") nodes.insert(*c.node);
+    }
+    return util::truncate_cells(fmt::format("slurm  {} running, {} queued  nodes: {}", running, queued,
+                                            nodes.empty() ? "none" : fmt::format("{}", fmt::join(nodes, " "))),
+                                width);
   }
   if (names.empty()) return util::truncate_cells("devices  none used yet", width);
   std::vector<std::string> parts;
@@ -291,6 +306,10 @@ std::string render_frame(const RunState& state, double now_unix, int width, int 
   if (show_devices) lines.push_back(devices_line(state, cols));
   Cells titles;
   for (int k = 0; k < kColumnCount; ++k) titles[k] = std::string(columns[k].title);
+  if (std::any_of(state.cases.begin(), state.cases.end(), [](const CaseState& c) { return c.job; })) {
+    titles[kDevice] = "NODE";
+    titles[kPid] = "JOB";
+  }
   lines.push_back(render_row(columns, shown, titles));
   for (const Cells& c : cells) lines.push_back(render_row(columns, shown, c));
   if (visible < order.size()) {

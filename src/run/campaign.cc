@@ -14,7 +14,9 @@
 #include "report/load_results.h"
 #include "report/summary.h"
 #include "run/machine_info.h"
+#include "run/campaign_setup.h"
 #include "run/scheduler.h"
+#include "run/slurm_coordinator.h"
 #include "run/state_store.h"
 #include "util/clock.h"
 #include "util/file_lock.h"
@@ -154,13 +156,14 @@ report::RunInfo run_info(const Config& config, const RunRecord& record, const st
 // What the agent must not see: the dataset (with any stored solutions), the
 // runs (its own case dir holds the verifier's files), the replay solutions
 // and the kgym tree and binary (the harness and its tests).
-std::vector<std::filesystem::path> hidden_from_agent(const Config& config, const CampaignOptions& options) {
+std::vector<std::filesystem::path> hidden_from_agent(const Config& config,
+                                                     const std::vector<std::string>& kgym_argv0) {
   std::vector<std::filesystem::path> hidden{config.bench_dir, config.output_root};
   if (!config.agent.replay_dir.empty()) hidden.push_back(config.agent.replay_dir);
   hidden.push_back(bundled_default_config().parent_path().parent_path());
-  if (!options.kgym_argv0.empty()) {
+  if (!kgym_argv0.empty()) {
     std::error_code ec;
-    auto binary = std::filesystem::canonical(options.kgym_argv0.front(), ec);
+    auto binary = std::filesystem::canonical(kgym_argv0.front(), ec);
     if (!ec) hidden.push_back(binary.parent_path());
   }
   return hidden;
@@ -190,44 +193,133 @@ std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& 
   return source;
 }
 
-CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer) {
+std::expected<Preflight, std::string> preflight(const Config& config, bool check_backend) {
+  Preflight out;
   auto cases = select_cases(config.bench_dir, config.level, config.cases);
-  if (!cases) {
-    printer.error(fmt::format("kgym: {}: key 'cases': {}", config.source.string(), cases.error().message));
-    return CampaignStatus::kUsageError;
-  }
+  if (!cases) return std::unexpected(fmt::format("{}: key 'cases': {}", config.source.string(), cases.error().message));
   if (cases->empty()) {
-    printer.error(fmt::format("kgym: {}: the selection '{}' matches no case in {}", config.source.string(),
-                              config.cases, config.bench_dir.string()));
-    return CampaignStatus::kUsageError;
+    return std::unexpected(fmt::format("{}: the selection '{}' matches no case in {}", config.source.string(),
+                                       config.cases, config.bench_dir.string()));
   }
+  out.cases = std::move(*cases);
   auto python = verify::resolve_python(config.verifier.python);
-  if (!python) {
-    printer.error(fmt::format("kgym: {}", python.error()));
-    return CampaignStatus::kUsageError;
-  }
+  if (!python) return std::unexpected(python.error());
+  out.python = std::move(*python);
   // A backend the interpreter cannot use would fail every case after its
-  // agent ran; say so before any work.
-  if (auto usable = verify::check_backend(python->python, config.verifier.backend); !usable) {
-    printer.error(
-        fmt::format("kgym: {}: key 'verifier.backend': {}", config.source.string(), usable.error()));
-    return CampaignStatus::kUsageError;
+  // agent ran; say so before any work. (On a cluster the login node may
+  // have no device: the task checks on its node.)
+  if (check_backend) {
+    if (auto usable = verify::check_backend(out.python.python, config.verifier.backend); !usable)
+      return std::unexpected(fmt::format("{}: key 'verifier.backend': {}", config.source.string(), usable.error()));
   }
   auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
-  if (!sandbox) {
-    printer.error(fmt::format("kgym: {}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
-    return CampaignStatus::kUsageError;
-  }
-  if (auto reachable = verify::check_interpreter_reachable(config.sandbox, *sandbox, python->python);
+  if (!sandbox) return std::unexpected(fmt::format("{}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
+  out.sandbox = *sandbox;
+  if (auto reachable = verify::check_interpreter_reachable(config.sandbox, *sandbox, out.python.python);
       !reachable) {
-    printer.error(fmt::format("kgym: {}: key 'verifier.python': {}", config.source.string(), reachable.error()));
+    return std::unexpected(fmt::format("{}: key 'verifier.python': {}", config.source.string(), reachable.error()));
+  }
+  return out;
+}
+
+SchedulerOptions scheduler_options(const Config& config, const Preflight& pre, const std::filesystem::path& run_dir,
+                                   std::uint64_t run_seed, const std::vector<std::string>& kgym_argv0,
+                                   const std::filesystem::path& worker, Printer& printer) {
+  SchedulerOptions sched;
+  sched.run_dir = run_dir;
+  sched.kgym_argv0 = kgym_argv0;
+  sched.worker_script = worker;
+  sched.pch_root = verify::kgym_cache_root() / "pch";
+  if (config.build.precompiled_header) {
+    auto found = verify::precompiled_headers(pre.python.python, worker, sched.pch_root, {},
+                                             std::chrono::steady_clock::now() + std::chrono::seconds(120));
+    if (found) sched.pch_dir = found->dir;
+    if (!found) printer.error(fmt::format("kgym: warning: no precompiled header for the builds: {}", found.error()));
+  }
+  sched.python = pre.python.python;
+  sched.torch_version = pre.python.torch_version;
+  sched.torch_build = pre.python.torch_build;
+  sched.run_seed = run_seed;
+  sched.sandbox_mode = pre.sandbox;
+  sched.candidate_hidden = {config.bench_dir, config.output_root, run_dir};
+  sched.agent_hidden = hidden_from_agent(config, kgym_argv0);
+  return sched;
+}
+
+namespace {
+
+// executor.kind local: this machine's scheduler runs every case.
+RunOutcome run_local(const Config& config, const CampaignOptions& options, const Preflight& pre,
+                     const RunRecord& record, const std::filesystem::path& worker, StateStore& store,
+                     Printer& printer) {
+  util::SteadyClock clock;
+  util::PosixProcessRunner runner(clock);
+  auto agent = agent::make_agent(config.agent);
+  SchedulerOptions sched =
+      scheduler_options(config, pre, record.dir, record.seed, options.kgym_argv0, worker, printer);
+  sched.interrupt_fd = options.interrupt_fd;
+  if (auto binary = agent->binary()) {
+    sched.agent_version = agent_version(*binary);
+    printer.line(fmt::format("  agent:   {} ({})", *binary, sched.agent_version.value_or("version unknown")));
+  }
+  sched.regenerate = options.force;
+  std::unique_ptr<verify::WarmPool> warm_pool;
+  if (verify::warm_workers_enabled(config.verifier)) {
+    auto pool = verify::WarmPool::create({.python = pre.python.python,
+                                          .backend = config.verifier.backend,
+                                          .compile_cache = config.verifier.compile_cache,
+                                          .sandbox = config.sandbox,
+                                          .sandbox_mode = pre.sandbox,
+                                          .hidden = sched.candidate_hidden,
+                                          .log_dir = record.dir / ".kgym",
+                                          .devices = config.devices});
+    if (pool) {
+      warm_pool = std::move(*pool);
+      sched.warm_pool = warm_pool.get();
+      // Start every device's zygotes now: torch imports while the first
+      // cases probe and generate.
+      for (std::size_t device = 0; device < config.devices.size(); ++device)
+        (void)warm_pool->endpoints(device);
+    } else {
+      printer.error(fmt::format("kgym: warning: no warm workers ({}); every case starts its workers cold",
+                                pool.error()));
+    }
+  }
+  Scheduler scheduler(config, sched, pre.cases, runner, clock, *agent, printer, store);
+  return scheduler.run();
+}
+
+// executor.kind slurm: every case-sample a task of a job array.
+RunOutcome run_slurm(const Config& config, const CampaignOptions& options, const Preflight& pre,
+                     const RunRecord& record, StateStore& store, Printer& printer) {
+  auto client = command_slurm_client();
+  CoordinatorOptions coordinator;
+  coordinator.run_dir = record.dir;
+  coordinator.kgym_argv0 = options.kgym_argv0;
+  coordinator.interrupt_fd = options.interrupt_fd;
+  if (options.force) {
+    // A forced resume regenerates every unfinished case-sample: its tasks
+    // start from scratch (docs/cluster.md).
+    printer.line("  --force: unfinished case-samples are generated again on their nodes");
+  }
+  SlurmCoordinator slurm(config, coordinator, pre.cases, *client, printer, store);
+  return slurm.run();
+}
+
+}  // namespace
+
+CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer) {
+  bool on_cluster = config.executor.kind == "slurm";
+  auto pre = preflight(config, /*check_backend=*/!on_cluster);
+  if (!pre) {
+    printer.error(fmt::format("kgym: {}", pre.error()));
     return CampaignStatus::kUsageError;
   }
   if (auto ok = util::make_dirs(config.output_root); !ok) {
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;
   }
-  auto record = open_run_dir(config, options, *cases, *python);
+  auto record = open_run_dir(config, options, pre->cases, pre->python);
   if (!record) {
     printer.error(fmt::format("kgym: {}", record.error()));
     return CampaignStatus::kUsageError;
@@ -245,77 +337,30 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
   }
 
   printer.line(
-      fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, concurrency {}, devices [{}]",
-                  cases->size(), config.verifier.backend, config.verifier.mode, config.agent.kind,
-                  config.concurrency, fmt::join(config.devices, ", ")));
-  printer.line(fmt::format("  python:  {} (torch {}, {})", python->python, python->torch_version,
-                           python->torch_build.empty() ? "build unknown" : python->torch_build));
+      fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, {}", pre->cases.size(),
+                  config.verifier.backend, config.verifier.mode, config.agent.kind,
+                  on_cluster ? std::string("executor slurm")
+                             : fmt::format("concurrency {}, devices [{}]", config.concurrency,
+                                           fmt::join(config.devices, ", "))));
+  printer.line(fmt::format("  python:  {} (torch {}, {})", pre->python.python, pre->python.torch_version,
+                           pre->python.torch_build.empty() ? "build unknown" : pre->python.torch_build));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
   printer.line(fmt::format("  isolation: agent {}; candidate {}{}",
-                           util::describe_sandbox(*sandbox, config.agent.network),
-                           util::describe_sandbox(*sandbox, false), limits_line(config.sandbox)));
+                           util::describe_sandbox(pre->sandbox, config.agent.network),
+                           util::describe_sandbox(pre->sandbox, false), limits_line(config.sandbox)));
 
-  util::SteadyClock clock;
-  util::PosixProcessRunner runner(clock);
-  auto agent = agent::make_agent(config.agent);
   StateStore store(record->dir);
   store.state().harness_pid = static_cast<int>(::getpid());
   store.state().started_at = record->started_at;
   store.state().monitor_poll_sec = std::chrono::duration<double>(config.monitor_poll).count();
-  store.state().devices = config.devices;  // the pool the scheduler leases from
-  SchedulerOptions sched;
-  sched.run_dir = record->dir;
-  sched.kgym_argv0 = options.kgym_argv0;
-  sched.worker_script = worker;
-  sched.pch_root = verify::kgym_cache_root() / "pch";
-  if (config.build.precompiled_header) {
-    auto found = verify::precompiled_headers(python->python, worker, sched.pch_root, {},
-                                             std::chrono::steady_clock::now() + std::chrono::seconds(120));
-    if (found) sched.pch_dir = found->dir;
-    if (!found) printer.error(fmt::format("kgym: warning: no precompiled header for the builds: {}", found.error()));
-  }
-  sched.python = python->python;
-  sched.torch_version = python->torch_version;
-  sched.torch_build = python->torch_build;
-  sched.run_seed = record->seed;
-  sched.interrupt_fd = options.interrupt_fd;
-  if (auto binary = agent->binary()) {
-    sched.agent_version = agent_version(*binary);
-    printer.line(fmt::format("  agent:   {} ({})", *binary, sched.agent_version.value_or("version unknown")));
-  }
-  sched.sandbox_mode = *sandbox;
-  sched.regenerate = options.force;
-  sched.candidate_hidden = {config.bench_dir, config.output_root, record->dir};
-  sched.agent_hidden = hidden_from_agent(config, options);
-  std::unique_ptr<verify::WarmPool> warm_pool;
-  if (verify::warm_workers_enabled(config.verifier)) {
-    auto pool = verify::WarmPool::create({.python = python->python,
-                                          .backend = config.verifier.backend,
-                                          .compile_cache = config.verifier.compile_cache,
-                                          .sandbox = config.sandbox,
-                                          .sandbox_mode = *sandbox,
-                                          .hidden = sched.candidate_hidden,
-                                          .log_dir = record->dir / ".kgym",
-                                          .devices = config.devices});
-    if (pool) {
-      warm_pool = std::move(*pool);
-      sched.warm_pool = warm_pool.get();
-      // Start every device's zygotes now: torch imports while the first
-      // cases probe and generate.
-      for (std::size_t device = 0; device < config.devices.size(); ++device)
-        (void)warm_pool->endpoints(device);
-    } else {
-      printer.error(fmt::format("kgym: warning: no warm workers ({}); every case starts its workers cold",
-                                pool.error()));
-    }
-  }
-  Scheduler scheduler(config, sched, *cases, runner, clock, *agent, printer, store);
-  RunOutcome outcome = scheduler.run();
+  if (!on_cluster) store.state().devices = config.devices;  // the pool the scheduler leases from
+  RunOutcome outcome = on_cluster ? run_slurm(config, options, *pre, *record, store, printer)
+                                  : run_local(config, options, *pre, *record, worker, store, printer);
   printer.end_progress();
 
   auto summary = report::write_summary(record->dir, outcome.results,
-                                       run_info(config, *record, *cases, outcome.interrupted));
+                                       run_info(config, *record, pre->cases, outcome.interrupted));
   if (!summary) {
     printer.error(fmt::format("kgym: warning: {}", summary.error()));
   } else {

@@ -126,8 +126,10 @@ void Printer::case_finished(std::size_t done, std::size_t total, const CaseResul
 
 void Printer::progress(const RunState& state) {
   if (!options_.live || ended_) return;
-  Progress p = progress_of(state);
   util::SteadyTime now = clock_.now();
+  if (started_ && now - counted_at_ < kRecountInterval) return;
+  counted_at_ = now;
+  Progress p = progress_of(state);
   if (!started_) {
     started_ = now;
     done_at_start_ = p.done;

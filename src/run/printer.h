@@ -57,7 +57,11 @@ class Printer {
   virtual void case_finished(std::size_t done, std::size_t total, const CaseResult& result);
   // The run state changed or time passed: redraws the status line (live
   // mode; nothing otherwise). The first call starts the elapsed clock.
+  // Counting the cases takes time in proportion to their number, so a call
+  // within kRecountInterval of the last count draws nothing: the line is
+  // at most that much (or until the next call) behind.
   virtual void progress(const RunState& state);
+  static constexpr std::chrono::milliseconds kRecountInterval{100};
   // Removes the status line for good (before the summary is printed).
   void end_progress();
 
@@ -71,6 +75,7 @@ class Printer {
   PrinterOptions options_;
   const util::Clock& clock_;
   std::optional<util::SteadyTime> started_;
+  util::SteadyTime counted_at_{};  // the last count, once started_
   std::optional<std::size_t> done_at_start_;
   std::string status_;  // the status line as last rendered; "" when none shown
   bool status_shown_ = false;

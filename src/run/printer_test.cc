@@ -118,6 +118,22 @@ TEST(Printer, TerminalKeepsOneStatusLineBelowFinishedCases) {
             "summary\n");
 }
 
+// Counting is O(cases): a burst of calls (one per loop turn and per
+// finished case) counts once per kRecountInterval.
+TEST(Printer, StatusLineIsRecountedAtMostOncePerInterval) {
+  MemoryStream out, err;
+  util::FakeClock clock;
+  Printer printer(out.file(), err.file(), PrinterOptions{.live = true, .color = false, .width = 100}, clock);
+  printer.progress(state_with({{"generating", nullptr}}));
+  clock.advance(Printer::kRecountInterval / 2);
+  printer.progress(state_with({{"done", "pass"}}));
+  clock.advance(Printer::kRecountInterval / 2);
+  printer.progress(state_with({{"done", "pass"}}));
+  EXPECT_EQ(out.text(),
+            "\r\x1b[K[0/1] pass 0 · fail 0 · cheat 0 · running 1 · 0.0s"
+            "\r\x1b[K[1/1] pass 1 · fail 0 · cheat 0 · running 0 · 0.1s");
+}
+
 TEST(Printer, ErrorsClearTheStatusLineAndRedrawIt) {
   MemoryStream out, err;
   util::FakeClock clock;

@@ -73,7 +73,8 @@ std::optional<CaseResult> load_result(const CasePaths& paths, const std::string&
   if (!text) return std::nullopt;
   try {
     CaseResult r = result_from_json(nlohmann::json::parse(*text));
-    if (r.case_id == case_id) return r;
+    // A cluster task that ended without its result is run again.
+    if (r.case_id == case_id && !r.lost_task) return r;
   } catch (const nlohmann::json::exception&) {
   }
   return std::nullopt;

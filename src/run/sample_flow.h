@@ -115,8 +115,8 @@ struct FlowNote {
   nlohmann::json data = nlohmann::json::object();
 };
 
-// The result a previous attempt wrote in `paths`, if it is complete and
-// belongs to `case_id`.
+// The result a previous attempt wrote in `paths`, if it is complete,
+// belongs to `case_id` and is final (not a lost cluster task's).
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
 
 class SampleFlow {

@@ -56,7 +56,12 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
       host_cpus_(util::format_cpu_list(builds_.host_cores())) {
   store_.state().cases.clear();
   store_.state().device_holders.emplace();
+  // Exact capacities: a sample is a few KB, and 50,000 cases of them grown by
+  // doubling would hold a third more.
+  cases_.reserve(cases.size());
+  store_.state().cases.reserve(cases.size());
   for (Case& c : cases) add_case(std::move(c));
+  samples_.shrink_to_fit();
 }
 
 Scheduler::~Scheduler() = default;
@@ -143,6 +148,7 @@ void Scheduler::apply(std::size_t i, Step step) {
 void Scheduler::start(std::size_t i) {
   Sample& sample = samples_[i];
   sample.started = true;
+  live_.insert(i);
   row_of(i).attempt = 1;  // workflows with re-prompted stages count up from here
   std::optional<DeviceLease> lease;
   if (sample.device) lease = DeviceLease{*sample.device, devices_.name(*sample.device)};
@@ -167,7 +173,8 @@ void Scheduler::grant_device(std::size_t i) {
 void Scheduler::grant_build(std::size_t i) {
   Sample& sample = samples_[i];
   if (!sample.waiting_build) return;
-  bool verification_waits = std::ranges::any_of(samples_, [](const Sample& s) { return s.waiting_device; });
+  bool verification_waits =
+      std::ranges::any_of(live_, [this](std::size_t u) { return samples_[u].waiting_device; });
   std::vector<bool> blocked(devices_.size());
   for (std::size_t d = 0; d < devices_.size(); ++d) blocked[d] = devices_.busy(d) || verification_waits;
   auto core = builds_.acquire(blocked);
@@ -196,6 +203,7 @@ void Scheduler::on_exit(std::size_t i, const ProcessExit& exit) {
 
 void Scheduler::finish(std::size_t i, CaseResult result) {
   Sample& sample = samples_[i];
+  live_.erase(i);
   release_device(i);
   release_build(i);
   sample.waiting_device = false;
@@ -211,16 +219,17 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   sample_finished(i, std::move(result));
 }
 
+// A turn looks at the live samples only (at most `concurrency`) and starts
+// new ones from a cursor, so its cost does not grow with the number of cases.
 void Scheduler::schedule() {
   if (interrupts_ > 0) return;
-  std::size_t active = 0;
-  for (const Sample& sample : samples_) {
-    if (sample.active()) ++active;
-  }
-  for (std::size_t i = 0; i < samples_.size(); ++i) grant_device(i);
-  for (std::size_t i = 0; i < samples_.size(); ++i) grant_build(i);
+  std::size_t active = live_.size();
+  // Copies: a grant may finish a sample, which leaves live_.
+  for (std::size_t i : std::vector(live_.begin(), live_.end())) grant_device(i);
+  for (std::size_t i : std::vector(live_.begin(), live_.end())) grant_build(i);
   std::size_t limit = static_cast<std::size_t>(config_.concurrency);
-  for (std::size_t i = 0; i < samples_.size() && active < limit; ++i) {
+  for (; next_start_ < samples_.size() && active < limit; ++next_start_) {
+    std::size_t i = next_start_;
     if (samples_[i].started || samples_[i].done()) continue;
     if (config_.agent.needs_device && !lease_device(i)) break;
     ++active;
@@ -232,7 +241,7 @@ void Scheduler::schedule() {
 
 void Scheduler::enforce_deadlines() {
   SteadyTime now = clock_.now();
-  for (std::size_t i = 0; i < samples_.size(); ++i) {
+  for (std::size_t i : live_) {  // a running sample is live
     Sample& sample = samples_[i];
     if (sample.running && sample.deadline && *sample.deadline <= now && !sample.deadline_hit) {
       sample.deadline_hit = true;
@@ -244,7 +253,8 @@ void Scheduler::enforce_deadlines() {
 
 SteadyTime Scheduler::next_deadline() const {
   SteadyTime next = clock_.now() + std::chrono::seconds(1);
-  for (const Sample& sample : samples_) {
+  for (std::size_t i : live_) {
+    const Sample& sample = samples_[i];
     if (sample.running && sample.deadline && !sample.deadline_hit && *sample.deadline < next)
       next = *sample.deadline;
   }
@@ -279,11 +289,15 @@ RunOutcome Scheduler::run() {
   for (;;) {
     schedule();
     printer_.progress(store_.state());  // at least once a second: next_deadline() is at most 1 s away
-    bool unfinished = std::ranges::any_of(samples_, [](const Sample& s) { return !s.done(); });
+    // Unfinished: a live sample, or one the cursor has not started yet.
+    while (next_start_ < samples_.size() && (samples_[next_start_].started || samples_[next_start_].done()))
+      ++next_start_;
+    bool unfinished = !live_.empty() || next_start_ < samples_.size();
     if (runner_.running() == 0 && (!unfinished || interrupts_ > 0)) break;
     store_.flush(clock_.now());  // one group commit per turn, before waiting
     util::SteadyTime deadline = next_deadline();
-    if (store_.state_pending()) deadline = std::min(deadline, clock_.now() + StateStore::kStateInterval);
+    if (store_.state_pending())
+      deadline = std::min(deadline, clock_.now() + store_.state_due_in(clock_.now()));
     for (const auto& finished : runner_.wait(deadline, options_.interrupt_fd)) {
       on_exit(static_cast<std::size_t>(finished.id), finished.exit);
     }
@@ -296,10 +310,11 @@ RunOutcome Scheduler::run() {
     release_device(i);
     release_build(i);
   }
+  outcome.results.reserve(done_);
   for (std::size_t c = 0; c < cases_.size(); ++c) {
     CaseState& s = store_.case_state(c);
     if (cases_[c].result) {
-      outcome.results.push_back(*cases_[c].result);
+      outcome.results.push_back(std::move(*cases_[c].result));  // the loop is over: not read again
     } else {
       ++outcome.not_run;
       s.phase = "not_run";

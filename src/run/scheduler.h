@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "agent/agent.h"
@@ -31,6 +32,9 @@ namespace kgym::run {
 struct SchedulerOptions : FlowOptions {
   std::optional<int> interrupt_fd;  // readable once per user interrupt
   std::chrono::milliseconds kill_grace{3000};
+  // A Slurm task (run/slurm_task.h) runs one sample of a case run with
+  // samples > 1: only that one; the case's own result is the coordinator's.
+  std::optional<int> only_sample;
 };
 
 struct RunOutcome {
@@ -114,6 +118,8 @@ class Scheduler {
   std::string host_cpus_;  // where agents and probes run ("" = anywhere)
   std::vector<Sample> samples_;   // runner ids are indices into it
   std::vector<CaseEntry> cases_;  // one per case, in case order
+  std::set<std::size_t> live_;    // samples started and not done (at most `concurrency`)
+  std::size_t next_start_ = 0;    // the samples before it are started or done
   std::size_t done_ = 0;          // cases with a result
   int interrupts_ = 0;
 };

@@ -34,6 +34,7 @@ void Scheduler::add_case(Case c) {
   } else {
     int first = sampled() ? 1 : 0, last = sampled() ? config_.samples : 0;
     for (int k = first; k <= last; ++k) {
+      if (sampled() && options_.only_sample && *options_.only_sample != k) continue;
       SampleId id;
       id.c = c;
       id.sample = k;
@@ -93,6 +94,10 @@ void Scheduler::sample_finished(std::size_t i, CaseResult result) {
                {{"sample", samples_[i].flow.id().sample},
                 {"verdict", to_string(result.verdict)},
                 {"reason", result.reason}});
+  if (options_.only_sample) {  // the case is combined by the coordinator
+    store_.flush(clock_.now());
+    return;
+  }
   std::vector<CaseResult> results;
   for (std::size_t u : cases_[c].samples) {
     if (!samples_[u].done()) {
@@ -158,6 +163,7 @@ void Scheduler::case_finished(std::size_t c, CaseResult result) {
 // A run stopped after the last sample of a case ended but before the case's
 // result was written: the case ends now, from its samples' results.
 void Scheduler::finish_resumed_cases() {
+  if (options_.only_sample) return;
   for (std::size_t c = 0; c < cases_.size(); ++c) {
     if (cases_[c].result) continue;
     std::vector<CaseResult> results;

@@ -227,6 +227,50 @@ TEST_F(SchedulerTest, GeneratedButUnverifiedCandidateIsVerifiedNotRegenerated) {
   EXPECT_EQ(out.results[0].verdict, Verdict::kGenerationFailed);  // the others ran the failing agent
 }
 
+// A turn looks only at the live samples and starts new ones from a cursor:
+// with many cases the bound holds, cases start in order, and the finished
+// ones in between are skipped.
+TEST_F(SchedulerTest, ManyCasesStartInOrderWithinTheBoundAndSkipFinishedOnes) {
+  cases_.clear();
+  for (int n = 1; n <= 40; ++n) {
+    std::string stem = std::to_string(n) + "_Op";
+    std::ofstream(root_ / "bench" / "level1" / (stem + ".py")) << "class Model: pass\n";
+    fs::create_directories(root_ / "solutions" / "level1" / stem);
+    std::ofstream(root_ / "solutions" / "level1" / stem / "model_new.py") << "class ModelNew: pass\n";
+    cases_.push_back(Case{"level1", n, "Op", root_ / "bench" / "level1" / (stem + ".py")});
+    if (n % 7 != 1) continue;
+    fs::path dir = options_.run_dir / "cases" / "level1" / stem;
+    fs::create_directories(dir);
+    CaseResult previous;
+    previous.case_id = cases_.back().id();
+    previous.verdict = Verdict::kFailCorrectness;
+    previous.reason = "from before";
+    std::ofstream(dir / "result.json") << to_json(previous).dump();
+  }
+  config_.concurrency = 3;
+  config_.devices = {"0", "1"};
+  RunOutcome out = run_all();
+  ASSERT_EQ(out.results.size(), 40u);
+  std::vector<int> probed;
+  for (const ProcessSpec& s : runner_->started()) {
+    if (!has_arg(s, "probe")) continue;
+    std::string stem = fs::path(arg_after(s, "--out")).parent_path().filename().string();
+    probed.push_back(std::stoi(stem));
+  }
+  std::vector<int> expected;
+  for (int n = 1; n <= 40; ++n) {
+    EXPECT_EQ(out.results[n - 1].verdict, n % 7 == 1 ? Verdict::kFailCorrectness : Verdict::kPass) << n;
+    if (n % 7 != 1) expected.push_back(n);
+  }
+  EXPECT_EQ(probed, expected);
+  EXPECT_EQ(max_children_live, 3);
+  EXPECT_LE(max_verifies_live, 2);
+  RunState state =
+      run_state_from_json(nlohmann::json::parse(*util::read_file(options_.run_dir / "state.json")));
+  ASSERT_EQ(state.cases.size(), 40u);
+  for (const CaseState& c : state.cases) EXPECT_EQ(c.phase, "done") << c.id;
+}
+
 }  // namespace
 }  // namespace kgym::run
 
