@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
   fmt::print("wall:             {:.2f} s ({:.0f} cases/s, {:.2f} ms/case)\n", wall, count / wall,
              1000 * wall / count);
   fmt::print("harness max RSS:  {:.1f} MB\n", usage.ru_maxrss / 1024.0);
+  std::error_code ec;
+  auto fds = std::distance(fs::directory_iterator("/proc/self/fd", ec), fs::directory_iterator());
+  fmt::print("open fds at end:  {}\n", fds);
   fmt::print("state.json:       {:.1f} KB, events.jsonl {:.1f} KB\n",
              fs::file_size(options.run_dir / "state.json") / 1024.0,
              fs::file_size(options.run_dir / "events.jsonl") / 1024.0);

@@ -99,7 +99,18 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
   }
   config->executor.kind = "local";
   config->concurrency = 1;
-  config->devices = granted_devices(backend_named(config->verifier.backend), config->devices, getenv_text);
+  const Backend& backend = backend_named(config->verifier.backend);
+  config->devices = granted_devices(backend, config->devices, getenv_text);
+  if (auto granted = getenv_text("SLURM_CPUS_PER_TASK"); granted && backend.devices_are_cores) {
+    std::size_t cores = util::allowed_cpus().size();
+    if (std::to_string(cores) != *granted && std::atoi(granted->c_str()) < static_cast<int>(cores)) {
+      printer.error(fmt::format(
+          "kgym slurm-task: warning: Slurm granted {} CPU(s) but this task may run on {} cores: the cluster "
+          "does not bind tasks to cores (TaskPlugin=task/none), so tasks on one node share cores and their "
+          "timings interfere; use task/affinity or task/cgroup (docs/cluster.md)",
+          *granted, cores));
+    }
+  }
   auto pre = preflight(*config, /*check_backend=*/true);
   if (!pre) {
     printer.error(fmt::format("kgym slurm-task: {}", pre.error()));

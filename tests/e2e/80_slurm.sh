@@ -3,8 +3,8 @@
 # munged started under $TMP by tests/slurm/cluster.sh; skipped when Slurm is
 # not installed): the demo through the cluster gives the local verdicts; a
 # task cancelled with scancel is harness_error naming its state, the others
-# finish, and --resume completes it; a coordinator killed with -9 is resumed
-# without losing or repeating a case.
+# finish, and --resume completes it; Ctrl-C cancels the array and exits 130;
+# a coordinator killed with -9 is resumed without losing or repeating a case.
 source "$(dirname "$0")/lib.sh"
 
 CLUSTER="$TMP/slurm"
@@ -67,7 +67,25 @@ expect_exit 0 "kgym run --resume completes the cancelled case" "$KGYM" run --res
 expect_output "submitted 1 task\\(s\\)" "only the unfinished case-sample is submitted"
 expect_verdict "$RUN/cases/level1/5_Matmul/result.json" pass
 
-# 4. kill -9 of the coordinator, then --resume: tasks still queued are
+# 4. Ctrl-C on the coordinator cancels the array, writes the summary and exits 130.
+RUN="$TMP/runs/interrupted"
+"$KGYM" run "${SLURM[@]}" --set output.run_name=interrupted --set cases=1,4 --set executor.slurm.max_parallel=1 \
+  >"$TMP/interrupted.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  grep -q "as Slurm job" "$TMP/interrupted.out" && break
+  sleep 0.2
+done
+kill -INT "$pid"
+wait "$pid"
+check "the interrupted coordinator exits 130" test "$?" -eq 130
+check "it cancelled the array" grep -q "interrupted: cancelling Slurm job" "$TMP/interrupted.out"
+check "it wrote the summary" test -s "$RUN/summary.json"
+check "state.json says interrupted" grep -q '"status": "interrupted"' "$RUN/state.json"
+for _ in $(seq 50); do [ -z "$(squeue -h)" ] && break; sleep 0.2; done
+check "no task of the run is left in the queue" test -z "$(squeue -h)"
+
+# 5. kill -9 of the coordinator, then --resume: tasks still queued are
 # adopted, none runs twice and every case ends.
 RUN="$TMP/runs/killed"
 "$KGYM" run "${SLURM[@]}" --set output.run_name=killed --set cases=1,4,5,6 --set executor.slurm.max_parallel=1 \
