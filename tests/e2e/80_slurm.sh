@@ -23,7 +23,7 @@ SLURM=(--set executor.kind=slurm --set executor.slurm.poll_sec=0.5 --set executo
 RUN="$TMP/runs/demo"
 expect_exit 1 "kgym run with executor slurm on the sample set" "$KGYM" run "${SLURM[@]}" --set output.run_name=demo
 echo "$OUT" | tail -n 14
-expect_output "submitted 9 task(s) as Slurm job" "one array of nine tasks"
+expect_output "submitted 9 task\\(s\\) as Slurm job" "one array of nine tasks"
 declare -A WANT=(
   [1_ReLU]=pass [2_LeakyReLU]=fail_cheat [3_SumReduction]=fail_correctness [4_Softmax]=pass
   [5_Matmul]=pass [6_LinearGELU]=pass [7_RMSNorm]=pass [8_ScaleShift]=crash [9_MSELoss]=timeout
@@ -37,6 +37,15 @@ check "a task's log names its case and node" grep -q "kgym slurm-task: level1/1_
 expect_exit 0 "kgym monitor --once" "$KGYM" monitor "$RUN" --once
 expect_output "JOB" "the monitor shows the array task column"
 expect_output "NODE" "the monitor shows the node column"
+
+# Samples: each case-sample is a task; the case is combined when both ended.
+RUN="$TMP/runs/samples"
+expect_exit 0 "kgym run with samples: 2 through the cluster" "$KGYM" run "${SLURM[@]}" --set output.run_name=samples \
+  --set cases=1 --set samples=2
+expect_output "submitted 2 task\\(s\\)" "one task per sample"
+expect_verdict "$RUN/cases/level1/1_ReLU/result.json" pass
+check "the case's result counts both samples" grep -q '"n": 2' "$RUN/cases/level1/1_ReLU/result.json"
+check "each sample has its own result" test -s "$RUN/cases/level1/1_ReLU/samples/2/result.json"
 
 # 2. One pending task cancelled: harness_error with the state; the others finish.
 RUN="$TMP/runs/cancel"
