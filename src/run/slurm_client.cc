@@ -60,6 +60,13 @@ class CommandSlurmClient : public SlurmClient {
     return {};
   }
 
+  std::expected<int, std::string> max_array_size() override {
+    auto out = run({"scontrol", "show", "config"});
+    if (!out) return std::unexpected(out.error());
+    if (auto size = parse_max_array_size(*out)) return *size;
+    return std::unexpected(std::string("scontrol show config names no MaxArraySize"));
+  }
+
  private:
   // The command's output (stdout and stderr); an error naming the command
   // when it cannot run, times out or exits non-zero.

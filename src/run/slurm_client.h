@@ -24,6 +24,8 @@ class SlurmClient {
   // What the controller still remembers of `job` (MinJobAge after its end).
   virtual std::expected<std::vector<SlurmTask>, std::string> show(const std::string& job) = 0;
   virtual std::expected<void, std::string> cancel(const std::vector<std::string>& jobs) = 0;
+  // The cluster's MaxArraySize (`scontrol show config`): task ids are below it.
+  virtual std::expected<int, std::string> max_array_size() = 0;
 };
 
 std::unique_ptr<SlurmClient> command_slurm_client();

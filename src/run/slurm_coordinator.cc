@@ -162,16 +162,30 @@ std::optional<std::string> SlurmCoordinator::write_submission(const SubmissionRe
   return std::nullopt;
 }
 
-// One array for every case-sample that has no result and no task: the
-// submission file first, then sbatch, then the job id into the file.
+// Arrays for every case-sample that has no result and no task; for each,
+// the submission file first, then sbatch, then the job id into the file.
 void SlurmCoordinator::submit_unfinished() {
+  std::vector<std::size_t> pending;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    if (!units_[u].result && units_[u].submission == 0) pending.push_back(u);
+  }
+  if (pending.empty()) return;
+  // An array's indices stay below the cluster's MaxArraySize: a larger
+  // campaign is several arrays.
+  std::size_t limit = kDefaultMaxArraySize;
+  if (auto max = client_.max_array_size(); max && *max > 0) limit = static_cast<std::size_t>(*max);
+  for (std::size_t start = 0; start < pending.size(); start += limit) {
+    std::size_t end = std::min(pending.size(), start + limit);
+    submit(std::vector<std::size_t>(pending.begin() + static_cast<std::ptrdiff_t>(start),
+                                    pending.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+}
+
+void SlurmCoordinator::submit(std::vector<std::size_t> units) {
   SubmissionRecord record;
   record.number = static_cast<int>(submissions_.size()) + 1;
   record.job_name = fmt::format("kgym-{}-{}", tag_, record.number);
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    if (!units_[u].result && units_[u].submission == 0) record.units.push_back(u);
-  }
-  if (record.units.empty()) return;
+  record.units = std::move(units);
   fs::path dir = RunPaths{options_.run_dir}.slurm_dir();
   fs::path script = dir / fmt::format("submission-{}.sh", record.number);
   auto fail = [&](const std::string& why) {

@@ -40,6 +40,10 @@ struct CoordinatorOptions {
 
 class SlurmCoordinator {
  public:
+  // Slurm's default MaxArraySize (task ids 0..1000), when the cluster does
+  // not say.
+  static constexpr std::size_t kDefaultMaxArraySize = 1001;
+
   SlurmCoordinator(const Config& config, CoordinatorOptions options, std::vector<Case> cases,
                    SlurmClient& client, Printer& printer, StateStore& store);
   RunOutcome run();
@@ -75,6 +79,7 @@ class SlurmCoordinator {
   void add_case(const Case& c);
   void adopt();
   void submit_unfinished();
+  void submit(std::vector<std::size_t> units);
   std::optional<std::string> write_submission(const SubmissionRecord& record) const;
   void poll();
   void judge_lost(std::size_t u);

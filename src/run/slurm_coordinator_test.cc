@@ -59,6 +59,10 @@ class FakeSlurm : public SlurmClient {
     cancelled.push_back(jobs);
     return {};
   }
+  std::expected<int, std::string> max_array_size() override {
+    if (max_array <= 0) return std::unexpected(std::string("no answer"));
+    return max_array;
+  }
   void drop(int task) {
     std::erase_if(queued, [&](const SlurmTask& t) { return t.task == task; });
   }
@@ -71,6 +75,7 @@ class FakeSlurm : public SlurmClient {
   std::vector<std::vector<std::string>> cancelled;
   std::function<void(int)> step;
   int polls = 0;
+  int max_array = 0;
 };
 
 class SlurmCoordinatorTest : public ::testing::Test {
@@ -200,6 +205,26 @@ TEST_F(SlurmCoordinatorTest, AResumedCoordinatorAdoptsTheQueuedTasksAndSubmitsNo
   EXPECT_EQ(outcome.results[2].verdict, Verdict::kCompileError);
   EXPECT_NE(std::find(printer_.lines.begin(), printer_.lines.end(), "  adopted 2 task(s) still in the queue"),
             printer_.lines.end());
+}
+
+TEST_F(SlurmCoordinatorTest, ACampaignLargerThanMaxArraySizeIsSeveralArrays) {
+  FakeSlurm slurm;
+  slurm.max_array = 2;
+  slurm.step = [&](int poll) {
+    if (poll == 1) {
+      for (int n = 1; n <= 3; ++n) write_result(n, Verdict::kPass);
+      slurm.queued.clear();
+    }
+  };
+  RunOutcome outcome = run(slurm);
+  ASSERT_EQ(slurm.submits.size(), 2u);
+  EXPECT_EQ(slurm.submits[0][2], "--array=0-1");
+  EXPECT_EQ(slurm.submits[1][2], "--array=0");
+  EXPECT_EQ(slurm.submits[1][1], "--job-name=kgym-" + run_tag(run_dir().string()) + "-2");
+  auto second = util::read_file(RunPaths{run_dir()}.slurm_dir() / "submission-2.json");
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->find("level1/3_Op"), std::string::npos);
+  EXPECT_EQ(outcome.results.size(), 3u);
 }
 
 TEST_F(SlurmCoordinatorTest, ARequeuedTaskCountsOnce) {

@@ -127,6 +127,15 @@ std::vector<SlurmTask> parse_scontrol(std::string_view text) {
   return out;
 }
 
+std::optional<int> parse_max_array_size(std::string_view text) {
+  for (std::string_view line : split(text, '\n')) {
+    std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos || trim(line.substr(0, eq)) != "MaxArraySize") continue;
+    return number(trim(line.substr(eq + 1)));
+  }
+  return std::nullopt;
+}
+
 bool slurm_state_final(std::string_view state) {
   static constexpr std::string_view kFinal[] = {"COMPLETED", "FAILED",    "NODE_FAIL", "TIMEOUT",
                                                 "OUT_OF_MEMORY", "CANCELLED", "BOOT_FAIL", "DEADLINE",

@@ -32,6 +32,9 @@ std::vector<SlurmTask> parse_sacct(std::string_view text);
 // `scontrol -o show job ID`: one line per job record, KEY=VALUE words.
 std::vector<SlurmTask> parse_scontrol(std::string_view text);
 
+// MaxArraySize from `scontrol show config` ("MaxArraySize = 1001").
+std::optional<int> parse_max_array_size(std::string_view text);
+
 // A state after which the task runs no more (a REQUEUED or PREEMPTED task
 // that Slurm requeues comes back as PENDING under the same id).
 bool slurm_state_final(std::string_view state);

@@ -106,6 +106,11 @@ TEST(SlurmJobs, SbatchArgumentsCarryEveryConfiguredKey) {
   EXPECT_EQ(sbatch_args(slurm, s), want);
 }
 
+TEST(SlurmJobs, MaxArraySizeFromTheConfig) {
+  EXPECT_EQ(parse_max_array_size("MaxArraySize            = 1001\nMaxJobCount             = 10000\n"), 1001);
+  EXPECT_FALSE(parse_max_array_size("MaxJobCount = 10000\n"));
+}
+
 TEST(SlurmJobs, RunTagIsStablePerRunDir) {
   EXPECT_EQ(run_tag("/shared/runs/a"), run_tag("/shared/runs/a"));
   EXPECT_NE(run_tag("/shared/runs/a"), run_tag("/shared/runs/b"));
