@@ -281,12 +281,16 @@ void SlurmCoordinator::poll() {
   for (std::size_t u = 0; u < units_.size(); ++u) {
     Unit& unit = units_[u];
     if (!unit.live()) continue;
-    const std::string& id = cases_[unit.case_index].c.id();
-    if (auto result = load_result(unit.paths, id)) {
-      unit_finished(u, std::move(*result));
-      continue;
-    }
     auto it = in_queue.find({submissions_[unit.submission - 1].job_name, unit.task});
+    // A task still pending has written nothing (a requeued one that had is
+    // seen once it runs or leaves the queue): no file is read for it.
+    bool pending = it != in_queue.end() && it->second->state == "PENDING" && unit.state == "PENDING";
+    if (!pending) {
+      if (auto result = load_result(unit.paths, cases_[unit.case_index].c.id())) {
+        unit_finished(u, std::move(*result));
+        continue;
+      }
+    }
     if (it == in_queue.end()) {
       if (++unit.missing >= options_.polls_before_lost) judge_lost(u);
       continue;
