@@ -14,11 +14,11 @@ int main(int argc, char** argv) {
   root.require_subcommand(1);
   root.set_version_flag("--version", "kgym 0.1.0");
   std::vector<kgym::app::Command> commands = {
-      kgym::app::add_run_command(root),    kgym::app::add_cases_command(root),
-      kgym::app::add_verify_command(root), kgym::app::add_build_command(root), kgym::app::add_monitor_command(root),
-      kgym::app::add_report_command(root), kgym::app::add_compare_command(root),
-      kgym::app::add_lint_command(root),   kgym::app::add_zygote_run_command(root),
-      kgym::app::add_slurm_task_command(root),
+      kgym::app::add_run_command(root),        kgym::app::add_cases_command(root),
+      kgym::app::add_verify_command(root),     kgym::app::add_build_command(root),
+      kgym::app::add_monitor_command(root),    kgym::app::add_report_command(root),
+      kgym::app::add_compare_command(root),    kgym::app::add_lint_command(root),
+      kgym::app::add_zygote_run_command(root), kgym::app::add_slurm_task_command(root),
   };
   try {
     root.parse(argc, argv);

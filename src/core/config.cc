@@ -36,8 +36,7 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
                                          "output",    "agent",   "verifier", "problem", "monitor",
-                                         "workflow",  "sandbox", "samples", "build",
-                                         "executor"};
+                                         "workflow",  "sandbox", "samples",  "build",   "executor"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
 constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};
 constexpr std::string_view kPrecisions[] = {"as_written", "float32", "float16", "bfloat16"};

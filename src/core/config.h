@@ -132,11 +132,11 @@ struct SlurmConfig {
   std::string qos;
   std::string gres_per_task;  // e.g. "gpu:1"
   int cpus_per_task = 0;
-  std::string mem;         // e.g. "16G"
-  std::string time_limit;  // Slurm's time format, e.g. "02:00:00"
-  int max_parallel = 0;    // the array's %N
-  std::vector<std::string> extra_args;  // more sbatch options, one per item
-  std::vector<std::string> setup;       // shell lines run on the node before kgym
+  std::string mem;                       // e.g. "16G"
+  std::string time_limit;                // Slurm's time format, e.g. "02:00:00"
+  int max_parallel = 0;                  // the array's %N
+  std::vector<std::string> extra_args;   // more sbatch options, one per item
+  std::vector<std::string> setup;        // shell lines run on the node before kgym
   std::chrono::milliseconds poll{5000};  // how often the coordinator asks the queue
 };
 

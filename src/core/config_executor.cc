@@ -14,14 +14,14 @@ namespace {
 
 constexpr std::string_view kExecutorKeys[] = {"kind", "slurm"};
 constexpr std::string_view kKinds[] = {"local", "slurm"};
-constexpr std::string_view kSlurmKeys[] = {"partition",  "account",      "qos",        "gres_per_task",
-                                           "cpus_per_task", "mem",       "time_limit", "max_parallel",
-                                           "extra_args", "setup",        "poll_sec"};
+constexpr std::string_view kSlurmKeys[] = {"partition",     "account", "qos",        "gres_per_task",
+                                           "cpus_per_task", "mem",     "time_limit", "max_parallel",
+                                           "extra_args",    "setup",   "poll_sec"};
 // sbatch options kgym writes itself: given again they would break the
 // mapping from array task to case.
-constexpr std::string_view kOwnOptions[] = {"--array", "-a",     "--output", "-o",       "--error",
-                                            "-e",      "--job-name", "-J",   "--parsable", "--wrap",
-                                            "--chdir", "-D",     "--open-mode"};
+constexpr std::string_view kOwnOptions[] = {"--array", "-a",         "--output",   "-o",         "--error",
+                                            "-e",      "--job-name", "-J",         "--parsable", "--wrap",
+                                            "--chdir", "-D",         "--open-mode"};
 
 std::optional<std::string> matching(ConfigReader& reader, const Entry& at, const std::regex& pattern,
                                     std::string_view what, std::string_view fix) {
@@ -79,11 +79,13 @@ void read_slurm(ConfigReader& reader, const Entry& at, SlurmConfig& slurm) {
       slurm.time_limit = *value;
   }
   if (auto entry = fields.get("max_parallel")) {
-    if (auto n = reader.integer(*entry, 1, "set how many tasks of the array run at once, e.g. max_parallel: 16"))
+    if (auto n =
+            reader.integer(*entry, 1, "set how many tasks of the array run at once, e.g. max_parallel: 16"))
       slurm.max_parallel = static_cast<int>(*n);
   }
   if (auto entry = fields.get("extra_args")) {
-    constexpr std::string_view kFix = "give sbatch options, one per item, e.g. extra_args: ['--constraint=a100']";
+    constexpr std::string_view kFix =
+        "give sbatch options, one per item, e.g. extra_args: ['--constraint=a100']";
     for (std::string& arg : strings(reader, *entry, kFix)) {
       std::string option = arg.substr(0, arg.find('='));
       bool own = std::find(std::begin(kOwnOptions), std::end(kOwnOptions), option) != std::end(kOwnOptions);
@@ -98,8 +100,9 @@ void read_slurm(ConfigReader& reader, const Entry& at, SlurmConfig& slurm) {
     }
   }
   if (auto entry = fields.get("setup")) {
-    slurm.setup = strings(reader, *entry,
-                          "give shell lines run on the node before kgym, e.g. setup: ['module load cuda/12.4']");
+    slurm.setup =
+        strings(reader, *entry,
+                "give shell lines run on the node before kgym, e.g. setup: ['module load cuda/12.4']");
   }
   if (auto entry = fields.get("poll_sec")) {
     if (auto seconds = reader.number(*entry, 0, true, "set seconds greater than 0, e.g. poll_sec: 10"))

@@ -38,20 +38,21 @@ TEST_F(ExecutorConfigTest, LocalByDefaultAndSlurmWithEveryKey) {
   ASSERT_TRUE(local) << local.error().message;
   EXPECT_EQ(local->executor.kind, "local");
   EXPECT_FALSE(config_record(*local).contains("executor"));
-  auto config = load(with("executor:\n"
-                          "  kind: slurm\n"
-                          "  slurm:\n"
-                          "    partition: gpu\n"
-                          "    account: proj\n"
-                          "    qos: normal\n"
-                          "    gres_per_task: 'gpu:a100:1'\n"
-                          "    cpus_per_task: 8\n"
-                          "    mem: 64G\n"
-                          "    time_limit: '1-02:00:00'\n"
-                          "    max_parallel: 32\n"
-                          "    extra_args: ['--constraint=a100', '--exclusive']\n"
-                          "    setup: ['module load cuda/12.4', 'source /opt/venv/bin/activate']\n"
-                          "    poll_sec: 10\n"));
+  auto config =
+      load(with("executor:\n"
+                "  kind: slurm\n"
+                "  slurm:\n"
+                "    partition: gpu\n"
+                "    account: proj\n"
+                "    qos: normal\n"
+                "    gres_per_task: 'gpu:a100:1'\n"
+                "    cpus_per_task: 8\n"
+                "    mem: 64G\n"
+                "    time_limit: '1-02:00:00'\n"
+                "    max_parallel: 32\n"
+                "    extra_args: ['--constraint=a100', '--exclusive']\n"
+                "    setup: ['module load cuda/12.4', 'source /opt/venv/bin/activate']\n"
+                "    poll_sec: 10\n"));
   ASSERT_TRUE(config) << config.error().message;
   const SlurmConfig& s = config->executor.slurm;
   EXPECT_EQ(config->executor.kind, "slurm");
@@ -68,14 +69,15 @@ TEST_F(ExecutorConfigTest, LocalByDefaultAndSlurmWithEveryKey) {
 }
 
 TEST_F(ExecutorConfigTest, BadValuesNameTheKeyAndTheFix) {
-  std::string message = error_of(with("executor:\n"
-                                      "  kind: slurm\n"
-                                      "  slurm:\n"
-                                      "    partiton: gpu\n"
-                                      "    cpus_per_task: 0\n"
-                                      "    mem: lots\n"
-                                      "    time_limit: 2h\n"
-                                      "    extra_args: ['--array=0-3', 'exclusive']\n"));
+  std::string message =
+      error_of(with("executor:\n"
+                    "  kind: slurm\n"
+                    "  slurm:\n"
+                    "    partiton: gpu\n"
+                    "    cpus_per_task: 0\n"
+                    "    mem: lots\n"
+                    "    time_limit: 2h\n"
+                    "    extra_args: ['--array=0-3', 'exclusive']\n"));
   EXPECT_TRUE(Contains(message, at(8, "executor.slurm.partiton") + "unknown key; did you mean 'partition'?"));
   EXPECT_TRUE(Contains(message, at(9, "executor.slurm.cpus_per_task")));
   EXPECT_TRUE(Contains(message, at(10, "executor.slurm.mem") + "'lots' is not a memory size; give a size"));

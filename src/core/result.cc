@@ -422,7 +422,7 @@ CaseResult result_from_json(const json& j) {
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
   if (auto it = j.find("lost_task"); it != j.end() && it->is_object()) {
-    r.lost_task = LostTask{it->value("executor", "slurm"), it->value("job", ""), it->value("state", ""),
+    r.lost_task = LostTask{it->value("executor", "slurm"), it->value("job", ""),  it->value("state", ""),
                            it->value("source", ""),        it->value("node", ""), it->value("log", "")};
   }
   r.baseline = j.value("baseline", false);

@@ -135,7 +135,8 @@ std::string devices_line(const RunState& s, std::size_t width) {
     }
     std::sort(names.begin(), names.end());
   }
-  if (names.empty() && std::any_of(s.cases.begin(), s.cases.end(), [](const CaseState& c) { return c.job; })) {
+  if (names.empty() &&
+      std::any_of(s.cases.begin(), s.cases.end(), [](const CaseState& c) { return c.job; })) {
     int queued = 0, running = 0;
     std::set<std::string> nodes;
     for (const CaseState& c : s.cases) {
@@ -143,9 +144,10 @@ std::string devices_line(const RunState& s, std::size_t width) {
       if (c.phase != "queued" && c.phase != "done" && c.phase != "not_run" && c.job) ++running;
       if (c.node && c.phase != "done") nodes.insert(*c.node);
     }
-    return util::truncate_cells(fmt::format("slurm  {} running, {} queued  nodes: {}", running, queued,
-                                            nodes.empty() ? "none" : fmt::format("{}", fmt::join(nodes, " "))),
-                                width);
+    return util::truncate_cells(
+        fmt::format("slurm  {} running, {} queued  nodes: {}", running, queued,
+                    nodes.empty() ? "none" : fmt::format("{}", fmt::join(nodes, " "))),
+        width);
   }
   if (names.empty()) return util::truncate_cells("devices  none used yet", width);
   std::vector<std::string> parts;

@@ -7,14 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/case_paths.h"
 #include "agent/agent.h"
+#include "core/case_paths.h"
 #include "core/case_set.h"
 #include "core/config_record.h"
 #include "report/load_results.h"
 #include "report/summary.h"
-#include "run/machine_info.h"
 #include "run/campaign_setup.h"
+#include "run/machine_info.h"
 #include "run/scheduler.h"
 #include "run/slurm_coordinator.h"
 #include "run/state_store.h"
@@ -196,7 +196,8 @@ std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& 
 std::expected<Preflight, std::string> preflight(const Config& config, bool check_backend) {
   Preflight out;
   auto cases = select_cases(config.bench_dir, config.level, config.cases);
-  if (!cases) return std::unexpected(fmt::format("{}: key 'cases': {}", config.source.string(), cases.error().message));
+  if (!cases)
+    return std::unexpected(fmt::format("{}: key 'cases': {}", config.source.string(), cases.error().message));
   if (cases->empty()) {
     return std::unexpected(fmt::format("{}: the selection '{}' matches no case in {}", config.source.string(),
                                        config.cases, config.bench_dir.string()));
@@ -210,20 +211,25 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
   // have no device: the task checks on its node.)
   if (check_backend) {
     if (auto usable = verify::check_backend(out.python.python, config.verifier.backend); !usable)
-      return std::unexpected(fmt::format("{}: key 'verifier.backend': {}", config.source.string(), usable.error()));
+      return std::unexpected(
+          fmt::format("{}: key 'verifier.backend': {}", config.source.string(), usable.error()));
   }
   auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
-  if (!sandbox) return std::unexpected(fmt::format("{}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
+  if (!sandbox)
+    return std::unexpected(
+        fmt::format("{}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
   out.sandbox = *sandbox;
   if (auto reachable = verify::check_interpreter_reachable(config.sandbox, *sandbox, out.python.python);
       !reachable) {
-    return std::unexpected(fmt::format("{}: key 'verifier.python': {}", config.source.string(), reachable.error()));
+    return std::unexpected(
+        fmt::format("{}: key 'verifier.python': {}", config.source.string(), reachable.error()));
   }
   return out;
 }
 
-SchedulerOptions scheduler_options(const Config& config, const Preflight& pre, const std::filesystem::path& run_dir,
-                                   std::uint64_t run_seed, const std::vector<std::string>& kgym_argv0,
+SchedulerOptions scheduler_options(const Config& config, const Preflight& pre,
+                                   const std::filesystem::path& run_dir, std::uint64_t run_seed,
+                                   const std::vector<std::string>& kgym_argv0,
                                    const std::filesystem::path& worker, Printer& printer) {
   SchedulerOptions sched;
   sched.run_dir = run_dir;
@@ -336,12 +342,11 @@ CampaignStatus run_campaign(const Config& config, const CampaignOptions& options
     return CampaignStatus::kUsageError;
   }
 
-  printer.line(
-      fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, {}", pre->cases.size(),
-                  config.verifier.backend, config.verifier.mode, config.agent.kind,
-                  on_cluster ? std::string("executor slurm")
-                             : fmt::format("concurrency {}, devices [{}]", config.concurrency,
-                                           fmt::join(config.devices, ", "))));
+  printer.line(fmt::format("kgym run: {} case(s), backend {}, mode {}, agent {}, {}", pre->cases.size(),
+                           config.verifier.backend, config.verifier.mode, config.agent.kind,
+                           on_cluster ? std::string("executor slurm")
+                                      : fmt::format("concurrency {}, devices [{}]", config.concurrency,
+                                                    fmt::join(config.devices, ", "))));
   printer.line(fmt::format("  python:  {} (torch {}, {})", pre->python.python, pre->python.torch_version,
                            pre->python.torch_build.empty() ? "build unknown" : pre->python.torch_build));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));

@@ -30,8 +30,9 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
 
 // The scheduler's options for a run dir on this machine (the precompiled
 // header is looked up here: it takes up to two minutes the first time).
-SchedulerOptions scheduler_options(const Config& config, const Preflight& pre, const std::filesystem::path& run_dir,
-                                   std::uint64_t run_seed, const std::vector<std::string>& kgym_argv0,
+SchedulerOptions scheduler_options(const Config& config, const Preflight& pre,
+                                   const std::filesystem::path& run_dir, std::uint64_t run_seed,
+                                   const std::vector<std::string>& kgym_argv0,
                                    const std::filesystem::path& worker, Printer& printer);
 
 }  // namespace kgym::run

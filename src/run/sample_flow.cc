@@ -80,6 +80,11 @@ std::optional<CaseResult> load_result(const CasePaths& paths, const std::string&
   return std::nullopt;
 }
 
+std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result) {
+  if (auto ok = util::make_dirs(paths.dir); !ok) return ok;
+  return util::write_file_atomic(paths.result(), to_json(result).dump(2) + "\n");
+}
+
 SampleFlow::SampleFlow(SampleId id, const Config& config, const FlowOptions& options,
                        const agent::Agent& agent, const util::Clock& clock)
     : id_(std::move(id)), config_(config), options_(options), agent_(agent), clock_(clock) {}

@@ -16,6 +16,7 @@
 // where a sample starts again.
 #include <chrono>
 #include <cstdint>
+#include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -118,6 +119,8 @@ struct FlowNote {
 // The result a previous attempt wrote in `paths`, if it is complete,
 // belongs to `case_id` and is final (not a lost cluster task's).
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
+// Writes `result` as paths.result() (atomically, making its dir).
+std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result);
 
 class SampleFlow {
  public:

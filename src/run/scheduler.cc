@@ -210,11 +210,8 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   sample.waiting_build = false;
   // One sample: its result is the case's, written by case_finished.
   if (sampled()) {
-    const CasePaths& paths = sample.flow.id().paths;
-    if (auto ok = util::make_dirs(paths.dir); ok) {
-      if (auto w = util::write_file_atomic(paths.result(), to_json(result).dump(2) + "\n"); !w)
-        printer_.error(fmt::format("kgym: warning: {}", w.error()));
-    }
+    if (auto ok = write_result(sample.flow.id().paths, result); !ok)
+      printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   }
   sample_finished(i, std::move(result));
 }

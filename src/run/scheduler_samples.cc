@@ -25,9 +25,7 @@ void Scheduler::add_case(Case c) {
   }
   if (std::optional<CaseResult> previous = load_result(entry.paths, entry.id)) {
     state.phase = "done";
-    state.verdict = std::string(to_string(previous->verdict));
-    state.reason = previous->reason;
-    if (previous->performance) state.speedup = previous->performance->speedup.median;
+    show_result(state, *previous);
     if (sampled()) state.samples_done = config_.samples;
     entry.result = std::move(previous);
     ++done_;
@@ -132,15 +130,10 @@ void Scheduler::show_live_sample(std::size_t c) {
 void Scheduler::case_finished(std::size_t c, CaseResult result) {
   CaseEntry& entry = cases_[c];
   ++done_;
-  if (auto ok = util::make_dirs(entry.paths.dir); ok) {
-    if (auto w = util::write_file_atomic(entry.paths.result(), to_json(result).dump(2) + "\n"); !w) {
-      printer_.error(fmt::format("kgym: warning: {}", w.error()));
-    }
-  }
+  if (auto ok = write_result(entry.paths, result); !ok)
+    printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   CaseState& s = store_.case_state(c);
-  s.verdict = std::string(to_string(result.verdict));
-  s.reason = result.reason;
-  if (result.performance) s.speedup = result.performance->speedup.median;
+  show_result(s, result);
   s.finished_at = util::unix_now();
   nlohmann::json data = {{"verdict", *s.verdict}, {"reason", s.reason}};
   if (result.samples) {

@@ -32,13 +32,14 @@ class CommandSlurmClient : public SlurmClient {
 
   std::expected<std::vector<SlurmTask>, std::string> queue(const std::vector<std::string>& names) override {
     if (names.empty()) return std::vector<SlurmTask>{};
-    auto out = run({"squeue", "-h", "-r", fmt::format("--name={}", fmt::join(names, ",")), "-o",
-                    "%F|%K|%T|%N|%r|%j"});
+    auto out = run(
+        {"squeue", "-h", "-r", fmt::format("--name={}", fmt::join(names, ",")), "-o", "%F|%K|%T|%N|%r|%j"});
     if (!out) return std::unexpected(out.error());
     return parse_squeue(*out);
   }
 
-  std::expected<std::vector<SlurmTask>, std::string> accounting(const std::vector<std::string>& jobs) override {
+  std::expected<std::vector<SlurmTask>, std::string> accounting(
+      const std::vector<std::string>& jobs) override {
     auto out = run({"sacct", "-n", "-P", "-X", fmt::format("--jobs={}", fmt::join(jobs, ",")), "-o",
                     "JobID,State,NodeList,JobName"});
     if (!out) return std::unexpected(out.error());

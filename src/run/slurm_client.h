@@ -20,7 +20,8 @@ class SlurmClient {
   // The tasks still in the queue of the jobs named `names` (one line per task).
   virtual std::expected<std::vector<SlurmTask>, std::string> queue(const std::vector<std::string>& names) = 0;
   // The accounting records of `jobs`; an error where accounting is off.
-  virtual std::expected<std::vector<SlurmTask>, std::string> accounting(const std::vector<std::string>& jobs) = 0;
+  virtual std::expected<std::vector<SlurmTask>, std::string> accounting(
+      const std::vector<std::string>& jobs) = 0;
   // What the controller still remembers of `job` (MinJobAge after its end).
   virtual std::expected<std::vector<SlurmTask>, std::string> show(const std::string& job) = 0;
   virtual std::expected<void, std::string> cancel(const std::vector<std::string>& jobs) = 0;

@@ -55,9 +55,7 @@ void SlurmCoordinator::add_case(const Case& c) {
   }
   if (auto previous = load_result(entry.paths, row.id)) {
     row.phase = "done";
-    row.verdict = std::string(to_string(previous->verdict));
-    row.reason = previous->reason;
-    if (previous->performance) row.speedup = previous->performance->speedup.median;
+    show_result(row, *previous);
     if (sampled) row.samples_done = config_.samples;
     entry.result = std::move(previous);
     ++done_;
@@ -116,9 +114,10 @@ void SlurmCoordinator::adopt() {
   for (const SubmissionRecord& s : submissions_) names.push_back(s.job_name);
   auto queued = client_.queue(names);
   if (!queued) {
-    printer_.error(fmt::format("kgym: warning: cannot read the queue ({}); unfinished case-samples are submitted "
-                               "again",
-                               queued.error()));
+    printer_.error(
+        fmt::format("kgym: warning: cannot read the queue ({}); unfinished case-samples are submitted "
+                    "again",
+                    queued.error()));
     return;
   }
   std::size_t adopted = 0;
@@ -202,8 +201,8 @@ void SlurmCoordinator::submit(std::vector<std::size_t> units) {
     }
   };
   if (auto ok = util::make_dirs(dir / "logs"); !ok) return fail(ok.error());
-  std::string text = batch_script(config_.executor.slurm, options_.kgym_argv0, options_.run_dir.string(),
-                                  record.number);
+  std::string text =
+      batch_script(config_.executor.slurm, options_.kgym_argv0, options_.run_dir.string(), record.number);
   if (auto ok = util::write_file_atomic(script, text); !ok) return fail(ok.error());
   fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
   if (auto error = write_submission(record)) return fail(*error);
@@ -231,8 +230,8 @@ void SlurmCoordinator::submit(std::vector<std::size_t> units) {
                 {"job_name", record.job_name},
                 {"tasks", record.units.size()},
                 {"array", array_spec(submission.ids, config_.executor.slurm.max_parallel)}});
-  printer_.line(fmt::format("  submitted {} task(s) as Slurm job {} ({})", record.units.size(), *job,
-                            record.job_name));
+  printer_.line(
+      fmt::format("  submitted {} task(s) as Slurm job {} ({})", record.units.size(), *job, record.job_name));
   submissions_.push_back(std::move(record));
 }
 
@@ -268,7 +267,8 @@ void SlurmCoordinator::poll() {
   }
   auto queued = client_.queue(names);
   if (!queued) {
-    if (!queue_warned_) printer_.error(fmt::format("kgym: warning: cannot read the queue: {}", queued.error()));
+    if (!queue_warned_)
+      printer_.error(fmt::format("kgym: warning: cannot read the queue: {}", queued.error()));
     queue_warned_ = true;
     return;
   }
@@ -363,16 +363,14 @@ void SlurmCoordinator::judge_lost(std::size_t u) {
   CaseResult r;
   r.case_id = cases_[unit.case_index].c.id();
   r.verdict = verdict_of_lost_task(state);
-  r.reason = fmt::format("the Slurm task {} ended {} without a result ({}); its log: {}", task_id(unit), state,
-                         source, log.string());
+  r.reason = fmt::format("the Slurm task {} ended {} without a result ({}); its log: {}", task_id(unit),
+                         state, source, log.string());
   r.backend = config_.verifier.backend;
   r.mode = config_.verifier.mode;
-  r.lost_task = LostTask{.job = task_id(unit), .state = state, .source = source, .node = unit.node,
-                         .log = log.string()};
-  if (auto ok = util::make_dirs(unit.paths.dir); ok) {
-    if (auto w = util::write_file_atomic(unit.paths.result(), to_json(r).dump(2) + "\n"); !w)
-      printer_.error(fmt::format("kgym: warning: {}", w.error()));
-  }
+  r.lost_task = LostTask{
+      .job = task_id(unit), .state = state, .source = source, .node = unit.node, .log = log.string()};
+  if (auto ok = write_result(unit.paths, r); !ok)
+    printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   store_.event("task_lost", r.case_id,
                {{"job", task_id(unit)}, {"state", state}, {"source", source}, {"sample", unit.sample}});
   unit_finished(u, std::move(r));
@@ -413,14 +411,14 @@ void SlurmCoordinator::combine_samples(std::size_t c) {
 void SlurmCoordinator::case_finished(std::size_t c, CaseResult result) {
   CaseEntry& entry = cases_[c];
   ++done_;
-  if (entry.units.size() > 1 || (entry.units.size() == 1 && units_[entry.units[0]].sample > 0)) {
-    if (auto ok = util::write_file_atomic(entry.paths.result(), to_json(result).dump(2) + "\n"); !ok)
+  // With one sample its task wrote the case's result; with several the
+  // combined result is the coordinator's to write.
+  if (config_.samples > 1) {
+    if (auto ok = write_result(entry.paths, result); !ok)
       printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   }
   CaseState& row = store_.case_state(c);
-  row.verdict = std::string(to_string(result.verdict));
-  row.reason = result.reason;
-  if (result.performance) row.speedup = result.performance->speedup.median;
+  show_result(row, result);
   row.finished_at = util::unix_now();
   if (!row.started_at) row.started_at = row.finished_at;
   row.phase = "done";
@@ -449,7 +447,8 @@ bool SlurmCoordinator::wait_or_interrupt(std::chrono::milliseconds timeout) {
 void SlurmCoordinator::cancel_all() {
   std::vector<std::string> jobs;
   for (const SubmissionRecord& s : submissions_) {
-    bool live = std::ranges::any_of(s.units, [&](std::size_t u) { return u != SIZE_MAX && units_[u].live(); });
+    bool live =
+        std::ranges::any_of(s.units, [&](std::size_t u) { return u != SIZE_MAX && units_[u].live(); });
     if (live && !s.array_job.empty()) jobs.push_back(s.array_job);
   }
   if (jobs.empty()) return;

@@ -72,7 +72,7 @@ class SlurmCoordinator {
   struct SubmissionRecord {
     int number = 0;
     std::string job_name;
-    std::string array_job;  // "" until sbatch answered
+    std::string array_job;           // "" until sbatch answered
     std::vector<std::size_t> units;  // array index -> unit
   };
 

@@ -150,7 +150,8 @@ TEST_F(SlurmCoordinatorTest, ATaskGoneWithoutAResultGetsItsStatesVerdictAndRunsA
   ASSERT_EQ(outcome.results.size(), 3u);
   const CaseResult& lost = outcome.results[1];
   EXPECT_EQ(lost.verdict, Verdict::kTimeout);
-  EXPECT_NE(lost.reason.find("the Slurm task 100_1 ended TIMEOUT without a result (scontrol)"), std::string::npos)
+  EXPECT_NE(lost.reason.find("the Slurm task 100_1 ended TIMEOUT without a result (scontrol)"),
+            std::string::npos)
       << lost.reason;
   EXPECT_NE(lost.reason.find("slurm/logs/100_1.log"), std::string::npos) << lost.reason;
   ASSERT_TRUE(lost.lost_task);
@@ -189,9 +190,9 @@ TEST_F(SlurmCoordinatorTest, AResumedCoordinatorAdoptsTheQueuedTasksAndSubmitsNo
   }
   write_result(1, Verdict::kPass);  // ended while no coordinator ran
   FakeSlurm second;
-  second.queued = {SlurmTask{.array_job = "100", .task = 1, .state = "RUNNING", .node = "n1", .job_name = name},
-                   SlurmTask{.array_job = "100", .task = -1, .state = "PENDING", .job_name = name,
-                             .pending_range = {2}}};
+  second.queued = {
+      SlurmTask{.array_job = "100", .task = 1, .state = "RUNNING", .node = "n1", .job_name = name},
+      SlurmTask{.array_job = "100", .task = -1, .state = "PENDING", .job_name = name, .pending_range = {2}}};
   second.step = [&](int poll) {
     if (poll == 2) {
       write_result(2, Verdict::kPass);
@@ -292,7 +293,8 @@ TEST_F(SlurmCoordinatorTest, AnInterruptCancelsTheArray) {
   ASSERT_EQ(::write(fds[1], &byte, 1), 1);
   FakeSlurm slurm;
   StateStore store(run_dir());
-  SlurmCoordinator coordinator(config_, {.run_dir = run_dir(), .kgym_argv0 = {"/bin/kgym"}, .interrupt_fd = fds[0]},
+  SlurmCoordinator coordinator(config_,
+                               {.run_dir = run_dir(), .kgym_argv0 = {"/bin/kgym"}, .interrupt_fd = fds[0]},
                                cases_, slurm, printer_, store);
   RunOutcome outcome = coordinator.run();
   EXPECT_TRUE(outcome.interrupted);

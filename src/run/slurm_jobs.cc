@@ -137,9 +137,9 @@ std::optional<int> parse_max_array_size(std::string_view text) {
 }
 
 bool slurm_state_final(std::string_view state) {
-  static constexpr std::string_view kFinal[] = {"COMPLETED", "FAILED",    "NODE_FAIL", "TIMEOUT",
-                                                "OUT_OF_MEMORY", "CANCELLED", "BOOT_FAIL", "DEADLINE",
-                                                "PREEMPTED", "SPECIAL_EXIT", "REVOKED"};
+  static constexpr std::string_view kFinal[] = {"COMPLETED",     "FAILED",       "NODE_FAIL", "TIMEOUT",
+                                                "OUT_OF_MEMORY", "CANCELLED",    "BOOT_FAIL", "DEADLINE",
+                                                "PREEMPTED",     "SPECIAL_EXIT", "REVOKED"};
   return std::find(std::begin(kFinal), std::end(kFinal), state) != std::end(kFinal);
 }
 

@@ -47,9 +47,9 @@ std::string array_spec(std::vector<int> ids, int max_parallel);
 std::optional<std::vector<int>> parse_task_ids(std::string_view spec);
 
 struct Submission {
-  int number = 0;         // 1, 2, ... in the run's slurm dir
-  std::string job_name;   // "kgym-<run tag>-<number>": how a resumed coordinator finds its tasks
-  std::string script;     // the batch script's path
+  int number = 0;           // 1, 2, ... in the run's slurm dir
+  std::string job_name;     // "kgym-<run tag>-<number>": how a resumed coordinator finds its tasks
+  std::string script;       // the batch script's path
   std::string log_pattern;  // sbatch --output, with %A and %a
   std::vector<int> ids;     // the array's task ids (indices into the submission's units)
 };

@@ -54,7 +54,8 @@ TEST(SlurmJobs, ScontrolOneLinePerJobRecord) {
 }
 
 TEST(SlurmJobs, FinalStatesAndTheVerdictOfALostTask) {
-  for (const char* state : {"COMPLETED", "FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "CANCELLED"})
+  for (const char* state :
+       {"COMPLETED", "FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "CANCELLED"})
     EXPECT_TRUE(slurm_state_final(state)) << state;
   for (const char* state : {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "SUSPENDED"})
     EXPECT_FALSE(slurm_state_final(state)) << state;
@@ -78,8 +79,9 @@ TEST(SlurmJobs, TheBatchScriptRunsSetupThenTheTaskAndQuotesPaths) {
   std::string script = batch_script(slurm, {"/opt/kgym's/kgym"}, "/shared/runs/a b", 3);
   EXPECT_EQ(script.find("#!/bin/bash\n"), 0u);
   auto setup = script.find("module load cuda/12.4\nsource /opt/venv/bin/activate\n");
-  auto exec = script.find("exec '/opt/kgym'\\''s/kgym' slurm-task --run-dir '/shared/runs/a b' --submission 3 "
-                          "--index \"$SLURM_ARRAY_TASK_ID\"\n");
+  auto exec = script.find(
+      "exec '/opt/kgym'\\''s/kgym' slurm-task --run-dir '/shared/runs/a b' --submission 3 "
+      "--index \"$SLURM_ARRAY_TASK_ID\"\n");
   ASSERT_NE(setup, std::string::npos) << script;
   ASSERT_NE(exec, std::string::npos) << script;
   EXPECT_LT(setup, exec);
@@ -96,13 +98,26 @@ TEST(SlurmJobs, SbatchArgumentsCarryEveryConfiguredKey) {
   slurm.time_limit = "02:00:00";
   slurm.max_parallel = 4;
   slurm.extra_args = {"--constraint=a100"};
-  Submission s{.number = 2, .job_name = "kgym-t-2", .script = "/r/slurm/submission-2.sh",
-               .log_pattern = "/r/slurm/logs/%A_%a.log", .ids = {0, 1, 2}};
-  std::vector<std::string> want{"--parsable",       "--job-name=kgym-t-2", "--array=0-2%4",
-                                "--output=/r/slurm/logs/%A_%a.log", "--open-mode=append", "--ntasks=1",
-                                "--partition=gpu",  "--account=proj",   "--qos=high",
-                                "--gres=gpu:1",     "--cpus-per-task=8", "--mem=32G",
-                                "--time=02:00:00",  "--constraint=a100", "/r/slurm/submission-2.sh"};
+  Submission s{.number = 2,
+               .job_name = "kgym-t-2",
+               .script = "/r/slurm/submission-2.sh",
+               .log_pattern = "/r/slurm/logs/%A_%a.log",
+               .ids = {0, 1, 2}};
+  std::vector<std::string> want{"--parsable",
+                                "--job-name=kgym-t-2",
+                                "--array=0-2%4",
+                                "--output=/r/slurm/logs/%A_%a.log",
+                                "--open-mode=append",
+                                "--ntasks=1",
+                                "--partition=gpu",
+                                "--account=proj",
+                                "--qos=high",
+                                "--gres=gpu:1",
+                                "--cpus-per-task=8",
+                                "--mem=32G",
+                                "--time=02:00:00",
+                                "--constraint=a100",
+                                "/r/slurm/submission-2.sh"};
   EXPECT_EQ(sbatch_args(slurm, s), want);
 }
 

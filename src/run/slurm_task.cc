@@ -75,12 +75,14 @@ std::vector<std::string> granted_devices(const Backend& backend, const std::vect
 }
 
 int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
-  fs::path file = RunPaths{options.run_dir}.slurm_dir() / fmt::format("submission-{}.json", options.submission);
+  fs::path file =
+      RunPaths{options.run_dir}.slurm_dir() / fmt::format("submission-{}.json", options.submission);
   auto text = util::read_file(file);
   json doc = text ? json::parse(*text, nullptr, false) : json();
   if (!doc.is_object() || !doc.contains("units") || !doc["units"].is_array() || options.index < 0 ||
       static_cast<std::size_t>(options.index) >= doc["units"].size()) {
-    printer.error(fmt::format("kgym slurm-task: {} names no case-sample at index {}", file.string(), options.index));
+    printer.error(
+        fmt::format("kgym slurm-task: {} names no case-sample at index {}", file.string(), options.index));
     return 2;
   }
   const json& unit = doc["units"][options.index];
@@ -125,8 +127,8 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
   CasePaths paths = sample > 0 ? case_paths.sample(sample) : case_paths;
   printer.line(fmt::format("kgym slurm-task: {}{} on {} (devices [{}]), job {}_{}", case_id,
                            sample > 0 ? fmt::format(" sample {}", sample) : "",
-                           getenv_text("SLURMD_NODENAME").value_or("this node"), fmt::join(config->devices, ", "),
-                           getenv_text("SLURM_ARRAY_JOB_ID").value_or("?"),
+                           getenv_text("SLURMD_NODENAME").value_or("this node"),
+                           fmt::join(config->devices, ", "), getenv_text("SLURM_ARRAY_JOB_ID").value_or("?"),
                            getenv_text("SLURM_ARRAY_TASK_ID").value_or("?")));
   // A requeued task whose first run already wrote the result counts once.
   if (load_result(paths, case_id)) {

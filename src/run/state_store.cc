@@ -19,6 +19,12 @@ const util::Clock& steady_clock() {
 
 }  // namespace
 
+void show_result(CaseState& row, const CaseResult& result) {
+  row.verdict = std::string(to_string(result.verdict));
+  row.reason = result.reason;
+  if (result.performance) row.speedup = result.performance->speedup.median;
+}
+
 StateStore::StateStore(std::filesystem::path run_dir, std::filesystem::path files_dir)
     : StateStore(std::move(run_dir), std::move(files_dir), steady_clock()) {}
 

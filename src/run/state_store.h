@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/result.h"
 #include "core/run_state.h"
 #include "util/clock.h"
 
@@ -30,6 +31,9 @@ struct StateWriteStats {
   util::Seconds last{0};
   std::size_t last_bytes = 0;
 };
+
+// A case row's verdict, reason and speedup, from the case's result.
+void show_result(CaseState& row, const CaseResult& result);
 
 class StateStore {
  public:
@@ -75,7 +79,7 @@ class StateStore {
   RunStateWriter writer_;  // keeps each row's text between writes
   bool warned_ = false;
   bool dirty_ = false;
-  bool written_ = false;                // state.json was written once
+  bool written_ = false;                 // state.json was written once
   util::SteadyTime last_state_write_{};  // run's clock
   util::SteadyTime next_by_cost_{};      // write clock: the last write's end + its spacing
   StateWriteStats stats_;
