@@ -71,6 +71,10 @@ if [ "$(id -u)" -eq 0 ]; then DEFAULT_CACHE=/var/cache/kgym; else DEFAULT_CACHE=
 CACHE_DIR="${KGYM_CACHE_DIR:-$DEFAULT_CACHE}"
 TORCH2_VERSION=2.15.0  # the torch 2 kgym is tested with (a CUDA build on x86-64 Linux)
 EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
+# The host interpreters of verifier.execution: host_interpreter (docs/backends.md),
+# in the torch-2 environment: Triton's for cuda, PyPTO's for npu.
+TRITON_VERSION=3.9.0
+PYPTO_VERSION=0.2.0
 
 TORCH2_TESTS='^(e2e_10_demo|e2e_20_verify|e2e_52_sizes|e2e_70_runtime_exploits|e2e_72_warm_workers|e2e_73_opencode_client|e2e_77_torch_versions|e2e_78_cuda_build|e2e_79_compile_baseline)$|^(TimingTest|VerifierTest|WarmPool|WarmWorkers|ZygoteChild|MemoryDeath|ExploitCorpus)\.'
 
@@ -121,7 +125,31 @@ torch2() {
   venv="$(torch2_venv)"
   make_venv "$venv" -- "torch==$TORCH2_VERSION" "einops==$EINOPS_VERSION" numpy
   cuda_home "$venv"
+  host_interpreters "$venv"
   echo "$venv/bin/python"
+}
+
+# host_interpreters VENV: triton and pypto at their pinned versions, and
+# PyPTO's interpreter calculator built once for the venv's torch
+# (python/kgym_worker_pypto.py). A failure leaves the venv without them: the
+# tests that need them then skip, saying so.
+host_interpreters() {
+  local venv="$1" py="$1/bin/python"
+  [ -f "$venv/host-interpreters-ready" ] && return
+  need cmake g++
+  local start=$SECONDS
+  if ! "$py" -m pip install -q --no-cache-dir --disable-pip-version-check \
+      "triton==$TRITON_VERSION" "pypto==$PYPTO_VERSION"; then
+    log "could not install triton $TRITON_VERSION and pypto $PYPTO_VERSION: the host-interpreter tests will skip"
+    return 0
+  fi
+  if ! "$py" "$ROOT/python/kgym_worker_pypto.py" build-calculator >/dev/null; then
+    log "could not build PyPTO's interpreter calculator: the PyPTO host-interpreter tests will skip"
+    return 0
+  fi
+  "$py" -c 'import importlib.metadata as m; print("triton", m.version("triton"), "pypto", m.version("pypto"))' \
+    >"$venv/host-interpreters-ready"
+  log "host interpreters in $venv in $((SECONDS - start)) s: $(cat "$venv/host-interpreters-ready")"
 }
 
 # cuda_home VENV: VENV/cuda, a CUDA_HOME for building CUDA candidates

@@ -164,6 +164,9 @@ class Side:
             facts["op_trace"] = dict(tracer.counts)
         elif trace:
             facts["op_trace"] = None  # this torch cannot trace
+        simulator = sys.modules.get("kgym_worker_pypto")
+        if simulator is not None and simulator.installed():
+            facts["simulated"] = simulator.take_simulated()
         return flatten_outputs(output), facts
 
     def outputs_reply(self, outputs):
@@ -456,6 +459,15 @@ def serve(args):
         if args.role == "candidate":
             setup_compile_env(args.scratch, args.compile_cache == "on")
         warm_op_trace(torch)
+        if args.role == "candidate" and os.environ.get("KGYM_HOST_INTERPRETER") == "pypto":
+            # PyPTO's host interpreter, prepared by trusted code before the
+            # candidate is imported (python/kgym_worker_pypto.py).
+            import kgym_worker_pypto
+
+            try:
+                kgym_worker_pypto.install(args.scratch)
+            except Exception as exc:
+                raise WorkerError("unsupported", f"PyPTO's host interpreter cannot run here: {exc}")
         if args.role == "candidate":
             # Before any candidate code is imported; audit hooks cannot be
             # removed once added.
@@ -470,12 +482,17 @@ def serve(args):
             clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
             clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
             clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward"], "worker")
-            # Pinned to the lease by the backend just now; from here on the
-            # cores are final (python/kgym_worker_lease.py).
-            side.watch_lease = True
-            unfiltered = forbid_affinity_changes()
-            if unfiltered:
-                log(f"lease: {unfiltered}; affinity is checked after every timed call instead")
+            if os.environ.get("KGYM_HOST_INTERPRETER"):
+                # Nothing is timed on a host interpreter, and PyPTO's
+                # simulator pins its own threads: no affinity filter.
+                log("lease: not watched on a host interpreter (no timing)")
+            else:
+                # Pinned to the lease by the backend just now; from here on
+                # the cores are final (python/kgym_worker_lease.py).
+                side.watch_lease = True
+                unfiltered = forbid_affinity_changes()
+                if unfiltered:
+                    log(f"lease: {unfiltered}; affinity is checked after every timed call instead")
         channel.send(
             {"ok": True, "op": "hello", "protocol": PROTOCOL_VERSION, "torch_version": torch.__version__,
              "torch_build": torch_build(torch), "python": sys.executable,

@@ -63,7 +63,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
   if (auto written = verify::write_worker_script(worker); !written) return usage_error(written.error());
 
   Tolerance tolerance =
-      tolerance_for(config->verifier.tolerances, "float32", backend_named(config->verifier.backend));
+      tolerance_for(config->verifier.tolerances, "float32", backend_of(config->verifier));
   int with_findings = 0;
   for (const Case& c : *cases) {
     verify::LintRequest req{.python = python->python,
@@ -76,7 +76,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
                             .threads = config->verifier.threads > 0 ? config->verifier.threads : 1,
                             .address_space_mb = config->sandbox.address_space_mb,
                             .precision = config->precision};
-    if (sizes_automatically(config->size, backend_named(config->verifier.backend))) req.size = config->size;
+    if (sizes_automatically(config->size, backend_of(config->verifier))) req.size = config->size;
     auto report = verify::lint_problem(req);
     if (!report) {
       ++with_findings;

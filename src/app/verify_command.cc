@@ -30,6 +30,7 @@ struct VerifyOptions {
   std::string size;               // --size: problem.size
   std::string precision;          // --precision: problem.precision
   std::optional<std::string> backend;
+  std::string execution;  // --execution: verifier.execution
   std::string python;
   std::string mode;
   int trials = 0;
@@ -103,8 +104,14 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     size = config->size;
   }
   if (o.backend) req.config.backend = *o.backend;
+  if (!o.execution.empty()) req.config.execution = o.execution;
+  if (!find_backend(req.config.backend, req.config.execution)) {
+    return std::unexpected(fmt::format("backend {} has no {} execution; host_interpreter is for cuda "
+                                       "(Triton) and npu (PyPTO)",
+                                       req.config.backend, req.config.execution));
+  }
   // The reference worker chooses the sizes as it loads the problem.
-  if (sizes_automatically(size, backend_named(req.config.backend))) req.solve_sizes = size;
+  if (sizes_automatically(size, backend_of(req.config))) req.solve_sizes = size;
   if (!o.python.empty()) req.config.python = o.python;
   if (!o.mode.empty()) req.config.mode = o.mode;
   if (o.trials > 0) req.config.trials = o.trials;
@@ -134,9 +141,9 @@ int run_verify(const VerifyOptions& o) {
     env = std::move(*python);
   }
   if (o.request_file.empty()) {
-    if (auto usable = verify::check_backend(req->python, req->config.backend); !usable) {
+    if (auto usable = verify::check_backend(req->python, backend_of(req->config)); !usable) {
       // A CUDA build of torch without a GPU still builds CUDA candidates.
-      std::string_view builds_on = backend_named(req->config.backend).builds_on_torch;
+      std::string_view builds_on = backend_of(req->config).builds_on_torch;
       if (builds_on.empty() || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
       req->build_only = usable.error();
     }
@@ -193,6 +200,10 @@ Command add_verify_command(CLI::App& root) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--backend", options->backend, "cpu | cuda | npu (default: the config's, else cpu)")
       ->check(CLI::IsMember(backend_choices()));
+  app->add_option("--execution", options->execution,
+                  "device | host_interpreter: cuda's Triton or npu's PyPTO kernels checked on this host's CPU "
+                  "(default: the config's, else device)")
+      ->check(CLI::IsMember({"device", "host_interpreter"}));
   app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));

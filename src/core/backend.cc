@@ -18,8 +18,23 @@ constexpr std::string_view kNpuRules =
     "NPU: the computation must run in your own kernels (PyPTO `pypto.jit`, or AscendC via "
     "torch_npu).";
 
-const std::array<Backend, 3>& table() {
-  static const std::array<Backend, 3> backends{
+// On the host, under the language's interpreter (docs/backends.md).
+constexpr std::string_view kTritonHostRules =
+    "CUDA checked without a GPU (verifier.execution: host_interpreter): the computation must run in\n"
+    "your own Triton `@triton.jit` kernels, which run under Triton's interpreter (TRITON_INTERPRET=1)\n"
+    "on the CPU. Inputs arrive as CPU tensors: allocate outputs like them (`torch.empty_like(x)`),\n"
+    "never on `device='cuda'`. CUDA C++ (`load_inline`) cannot run here. A kernel's body may use\n"
+    "only Triton (`tl.*`), its arguments and other `@triton.jit` functions. Correctness only: no\n"
+    "speedup is measured.";
+constexpr std::string_view kPyptoHostRules =
+    "NPU checked without an NPU (verifier.execution: host_interpreter): the computation must run in\n"
+    "your own PyPTO kernel (`@pypto.frontend.jit`, parameters typed `pypto.Tensor(shape, dtype)`,\n"
+    "outputs written in place), which runs under PyPTO's host interpreter on CPU tensors. Torch may\n"
+    "only allocate and reshape around it. Correctness only: PyPTO's cost model estimates the time\n"
+    "(recorded as simulated, never as a speedup).";
+
+const std::array<Backend, 5>& table() {
+  static const std::array<Backend, 5> backends{
       Backend{
           .id = BackendId::kCpu,
           .name = "cpu",
@@ -51,7 +66,7 @@ const std::array<Backend, 3>& table() {
       Backend{
           .id = BackendId::kNpu,
           .name = "npu",
-          .decorators = {{"pypto", "jit"}},
+          .decorators = {{"pypto", "jit"}, {"pypto.frontend", "jit"}},
           .no_inline_kernel = "the load_inline sources define no function with statements",
           .no_kernel = "no pypto.jit kernel is defined",
           .spec_rules = kNpuRules,
@@ -63,6 +78,48 @@ const std::array<Backend, 3>& table() {
           .device_glue = true,
           .runtime_module = "torch_npu",
           .torch_extension = "torch_npu",
+      },
+      Backend{
+          .id = BackendId::kCuda,
+          .name = "cuda",
+          .execution = "host_interpreter",
+          .decorators = {{"triton", "jit"}},
+          .no_inline_kernel = "CUDA C++ (load_inline) kernels need a GPU",
+          .no_kernel = "no Triton (@triton.jit) kernel is defined",
+          .spec_rules = kTritonHostRules,
+          .timing_method = "none: Triton's interpreter on the host (correctness only)",
+          .devices_are_cores = true,
+          .sizes_automatically = true,
+          .runtime_module = "triton",
+          .worker_backend = "cpu",
+          .interpreter_module = "triton",
+          // Read when triton is imported: every @triton.jit kernel is then
+          // an InterpretedFunction that runs on the CPU through numpy.
+          .worker_env = {"TRITON_INTERPRET=1", "KGYM_HOST_INTERPRETER=triton"},
+          .interpreter_glue = {"aten.set_"},
+          .runs_inline_kernels = false,
+          .measures_speed = false,
+      },
+      Backend{
+          .id = BackendId::kNpu,
+          .name = "npu",
+          .execution = "host_interpreter",
+          .decorators = {{"pypto", "jit"}, {"pypto.frontend", "jit"}},
+          .no_inline_kernel = "AscendC (load_inline) kernels need an NPU",
+          .no_kernel = "no PyPTO (@pypto.frontend.jit) kernel is defined",
+          .spec_rules = kPyptoHostRules,
+          .timing_method = "none: PyPTO's host interpreter (correctness only); its cost model's estimate",
+          .devices_are_cores = true,
+          .sizes_automatically = true,
+          .runtime_module = "pypto",
+          .worker_backend = "cpu",
+          .interpreter_module = "pypto",
+          // The candidate worker prepares PyPTO's interpreter before the
+          // candidate is imported (python/kgym_worker_pypto.py).
+          .worker_env = {"KGYM_HOST_INTERPRETER=pypto"},
+          .runs_inline_kernels = false,
+          .measures_speed = false,
+          .simulates = "pypto cost model",
       },
   };
   return backends;
@@ -91,20 +148,34 @@ std::span<const Backend> all_backends() { return table(); }
 
 std::vector<std::string_view> backend_names() {
   std::vector<std::string_view> names;
-  for (const Backend& b : table()) names.push_back(b.name);
+  for (const Backend& b : table()) {
+    if (!b.host_interpreter()) names.push_back(b.name);
+  }
   return names;
 }
 
-const Backend* find_backend(std::string_view name) {
+const Backend* find_backend(std::string_view name, std::string_view execution) {
   for (const Backend& b : table()) {
-    if (b.name == name) return &b;
+    if (b.name == name && b.execution == execution) return &b;
   }
   return nullptr;
 }
 
-const Backend& backend_named(std::string_view name) {
-  const Backend* b = find_backend(name);
+std::vector<std::string_view> executions_of(std::string_view name) {
+  std::vector<std::string_view> executions;
+  for (const Backend& b : table()) {
+    if (b.name == name) executions.push_back(b.execution);
+  }
+  return executions;
+}
+
+const Backend& backend_named(std::string_view name, std::string_view execution) {
+  const Backend* b = find_backend(name, execution);
   return b ? *b : table().front();
+}
+
+const Backend& backend_of(const VerifierConfig& verifier) {
+  return backend_named(verifier.backend, verifier.execution);
 }
 
 bool sizes_automatically(const ProblemSize& size, const Backend& backend) {

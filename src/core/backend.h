@@ -28,6 +28,11 @@ struct KernelDecorator {
 struct Backend {
   BackendId id = BackendId::kCpu;
   std::string_view name;  // as verifier.backend spells it
+  // verifier.execution: "device" (the backend's own device) or
+  // "host_interpreter" (its kernel language's interpreter on this host's
+  // CPU: Triton for cuda, PyPTO for npu; docs/backends.md). Each pair is its
+  // own entry of the table.
+  std::string_view execution = "device";
 
   // Static rules (static_check/rules.cc). Sources built with load_inline
   // count as a kernel when they define a CUDA __global__ function
@@ -72,6 +77,29 @@ struct Backend {
   // device_unavailable. "" when a device is needed to build.
   std::string_view builds_on_torch = "";
 
+  // Host interpreters. The workers' tensors and timing path ("cpu"; "" =
+  // `name`), the module the interpreter needs (the interpreter check imports
+  // it), what the candidate's worker gets in its environment before it
+  // imports anything, and whether load_inline sources can run at all (CUDA
+  // C++ cannot without a GPU: such a candidate is device_unavailable).
+  std::string_view worker_backend;
+  std::string_view interpreter_module;
+  std::vector<std::string_view> worker_env;
+  // Ops the interpreter itself runs through the dispatcher when it hands
+  // results back (Triton's rebinds storages: aten.set_), allowed in the op
+  // trace beside the common glue.
+  std::vector<std::string_view> interpreter_glue;
+  bool runs_inline_kernels = true;
+  // Whether the candidate's speed is measured (timed against the
+  // reference); an interpreter's never is. `simulates` names the
+  // performance model whose estimate is recorded instead ("" = none).
+  bool measures_speed = true;
+  std::string_view simulates;
+
+  // The backend the workers are started with: `worker_backend` or `name`.
+  std::string_view worker_name() const { return worker_backend.empty() ? name : worker_backend; }
+  bool host_interpreter() const { return execution != "device"; }
+
   // The tolerance for comparing outputs of `dtype` when the config sets none.
   Tolerance default_tolerance(const std::string& dtype) const;
 };
@@ -80,14 +108,19 @@ struct Backend {
 // the backend's default.
 bool sizes_automatically(const ProblemSize& size, const Backend& backend);
 
-// Every backend, in the order the docs list them, and their names.
+// Every backend and execution, in the order the docs list them, and the
+// backends' names.
 std::span<const Backend> all_backends();
 std::vector<std::string_view> backend_names();
-// The backend named `name`; nullopt for a name that is not one (the config
-// reports it with the list of names).
-const Backend* find_backend(std::string_view name);
-// The backend of a validated config value; cpu for anything else.
-const Backend& backend_named(std::string_view name);
+// The backend named `name` run by `execution`; nullptr for a pair that is
+// not one (the config reports it with the list of names).
+const Backend* find_backend(std::string_view name, std::string_view execution = "device");
+// The executions `name` has ("device" first).
+std::vector<std::string_view> executions_of(std::string_view name);
+// The backend of validated config values; cpu for anything else.
+const Backend& backend_named(std::string_view name, std::string_view execution = "device");
+// The backend a verifier config runs: verifier.backend by verifier.execution.
+const Backend& backend_of(const VerifierConfig& verifier);
 
 // The one tolerance lookup: the configured tolerance for `dtype`, else the
 // backend's default table's (config.h's default_tolerance() on every

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/backend.h"
 #include "core/config_document.h"
 #include "core/config_reader.h"
 #include "core/config_sections.h"
@@ -221,7 +222,7 @@ Config read_config(ConfigReader& reader) {
   else
     config_detail::read_verifier(reader, top.missing("verifier"), config.verifier);
   if (auto entry = top.get("devices"))
-    config_detail::read_devices(reader, *entry, config.verifier.backend, config.devices);
+    config_detail::read_devices(reader, *entry, backend_of(config.verifier), config.devices);
   if (auto entry = top.get("output")) read_output(reader, *entry, config);
   if (auto entry = top.get("agent"))
     config_detail::read_agent(reader, *entry, config.agent);

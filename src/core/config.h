@@ -57,6 +57,9 @@ struct TimingConfig {
 
 struct VerifierConfig {
   std::string backend = "cpu";        // "cpu" | "cuda" | "npu"
+  // "device" | "host_interpreter": the backend's kernels checked on this
+  // host's CPU by their language's interpreter (docs/backends.md).
+  std::string execution = "device";
   std::optional<std::string> python;  // interpreter; nullopt = auto-detect
   std::string mode = "performance";   // "correctness" | "performance"
   int trials = 3;

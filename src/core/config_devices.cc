@@ -10,12 +10,12 @@
 
 namespace kgym::config_detail {
 
-void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
+void read_devices(ConfigReader& reader, const Entry& at, const Backend& backend,
                   std::vector<std::string>& devices) {
-  bool cpu = backend_named(backend).devices_are_cores;
+  bool cpu = backend.devices_are_cores;
   std::string fix =
       cpu ? "list one CPU core set per device, e.g. devices: ['0-3', '4-7'], or devices: [all]"
-          : fmt::format("list {} device indices, e.g. devices: [0, 1], or devices: [all]", backend);
+          : fmt::format("list {} device indices, e.g. devices: [0, 1], or devices: [all]", backend.name);
   auto items = reader.list(at, true, fix);
   if (!items) return;
   if (items->empty()) {

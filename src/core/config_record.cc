@@ -98,6 +98,7 @@ json config_record(const Config& c) {
   // does not use them (and --resume against it) stays as it was.
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
+  if (v.execution != "device") record["verifier"]["execution"] = v.execution;
   const BuildConfig& b = c.build;
   if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {
     record["build"] = {{"jobs", b.jobs},

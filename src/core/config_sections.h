@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/config.h"
 #include "core/config_reader.h"
 
@@ -26,7 +27,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
 
 // `devices:` for `backend`: "all", or per device a CPU core list ("0-3,5")
 // on cpu, a device index on cuda/npu. Devices may not overlap.
-void read_devices(ConfigReader& reader, const Entry& at, const std::string& backend,
+void read_devices(ConfigReader& reader, const Entry& at, const Backend& backend,
                   std::vector<std::string>& devices);
 
 // `build:`.

@@ -13,8 +13,9 @@ namespace config_detail {
 namespace {
 
 constexpr std::string_view kVerifierKeys[] = {
-    "backend", "python",        "mode",       "trials", "timeout_sec", "call_timeout_sec",
-    "threads", "compile_cache", "tolerances", "timing", "warm_workers", "baselines"};
+    "backend", "python",        "mode",       "execution", "trials",       "timeout_sec", "call_timeout_sec",
+    "threads", "compile_cache", "tolerances", "timing",    "warm_workers", "baselines"};
+constexpr std::string_view kExecutions[] = {"device", "host_interpreter"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
 constexpr std::string_view kBaselines[] = {"eager", "compile"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
@@ -134,6 +135,17 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
   if (auto entry = fields.get("backend")) {
     if (auto value = reader.choice(*entry, backend_names())) verifier.backend = *value;
   }
+  if (auto entry = fields.get("execution")) {
+    if (auto value = reader.choice(*entry, kExecutions)) {
+      if (find_backend(verifier.backend, *value)) {
+        verifier.execution = *value;
+      } else {
+        reader.error(*entry, fmt::format("backend {} has no {} execution", verifier.backend, *value),
+                     "host_interpreter checks cuda's Triton kernels and npu's PyPTO kernels on this host's "
+                     "CPU; a cpu backend runs on its device already: remove execution or set it to device");
+      }
+    }
+  }
   if (auto entry = fields.get("mode")) {
     if (auto value = reader.choice(*entry, kModes)) verifier.mode = *value;
   }
@@ -186,10 +198,12 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
     if (auto value = reader.choice(*entry, kWarmWorkers)) {
       verifier.warm_workers = *value;
       // Forked children cannot use an initialised CUDA or NPU runtime.
-      if (*value == "on" && !backend_named(verifier.backend).forks_workers) {
-        reader.error(*entry, fmt::format("warm_workers is on but backend is {}", verifier.backend),
-                     "warm workers fork from a parent process, which the CUDA and NPU runtimes do not allow; "
-                     "set warm_workers: auto (cold workers on that backend) or off");
+      if (*value == "on" && !backend_of(verifier).forks_workers) {
+        reader.error(*entry,
+                     fmt::format("warm_workers is on but backend is {}{}", verifier.backend,
+                                 backend_of(verifier).host_interpreter() ? " on its host interpreter" : ""),
+                     "warm workers fork from a parent process, which the CUDA and NPU runtimes and the host "
+                     "interpreters do not allow; set warm_workers: auto (cold workers on that backend) or off");
       }
     }
   }

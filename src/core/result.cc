@@ -224,6 +224,7 @@ json to_json(const CaseResult& r) {
   j["verdict"] = std::string(to_string(r.verdict));
   j["reason"] = r.reason;
   j["backend"] = r.backend;
+  j["execution"] = r.execution;
   j["mode"] = r.mode;
   if (r.cheat) {
     j["cheat"] = {{"rule", r.cheat->rule}, {"layer", r.cheat->layer}, {"evidence", r.cheat->evidence}};
@@ -275,6 +276,10 @@ json to_json(const CaseResult& r) {
     }
   } else {
     j["performance"] = nullptr;
+  }
+  if (const auto& s = r.simulated) {
+    if (j["performance"].is_null()) j["performance"] = json::object();
+    j["performance"]["simulated"] = {{"value", s->value}, {"unit", s->unit}, {"source", s->source}};
   }
   j["generation"] = r.generation ? to_json(*r.generation) : nlohmann::json(nullptr);
   j["timings"] = {{"generate_s", optional_json(r.timings.generate_s)},
@@ -356,6 +361,7 @@ CaseResult result_from_json(const json& j) {
   r.verdict = *verdict;
   r.reason = j.value("reason", "");
   r.backend = j.value("backend", "");
+  r.execution = j.value("execution", "device");
   r.mode = j.value("mode", "");
   if (auto it = j.find("cheat"); it != j.end() && !it->is_null()) {
     r.cheat = CheatFinding{it->at("rule").get<std::string>(), it->at("layer").get<std::string>(),
@@ -387,7 +393,11 @@ CaseResult result_from_json(const json& j) {
     trace.checks = it->value("checks", std::vector<std::string>{});
     r.runtime = std::move(trace);
   }
-  if (auto it = j.find("performance"); it != j.end() && !it->is_null()) {
+  if (auto it = j.find("performance"); it != j.end() && it->is_object() && it->contains("simulated")) {
+    const json& s = it->at("simulated");
+    r.simulated = SimulatedTime{s.at("value").get<double>(), s.value("unit", ""), s.value("source", "")};
+  }
+  if (auto it = j.find("performance"); it != j.end() && !it->is_null() && it->contains("speedup")) {
     const json& p = *it;
     Performance perf;
     perf.reference = side_from(p.at("reference"));

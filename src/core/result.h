@@ -238,6 +238,15 @@ struct LostTask {
   std::string log;  // the task's log file
 };
 
+// A performance model's estimate of the candidate's time, where no device
+// measured it (verifier.execution host_interpreter with PyPTO): never a
+// speedup, never counted with measured ones (`performance.simulated`).
+struct SimulatedTime {
+  double value = 0;
+  std::string unit;    // "us", "cycles": as the model reports it
+  std::string source;  // "pypto cost model (output/merged_swimlane.json)"
+};
+
 struct CaseResult {
   int schema_version = kResultSchemaVersion;
   std::string case_id;  // "<level>/<N>_<Name>"
@@ -251,7 +260,11 @@ struct CaseResult {
   std::optional<Generation> generation;
   Timings timings;
   std::string backend;
-  std::string mode;                     // "correctness" | "performance"
+  // "device" | "host_interpreter": on the backend's device, or its kernel
+  // language's interpreter on the host (docs/backends.md).
+  std::string execution = "device";
+  std::optional<SimulatedTime> simulated;  // performance.simulated
+  std::string mode;                        // "correctness" | "performance"
   std::optional<ProblemSizes> problem;  // `problem.sizes` in the JSON
   // The candidate was the problem's own Model (agent.kind: reference, an
   // A/A run): the instrument's calibration, never a solve.

@@ -210,7 +210,7 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
   // agent ran; say so before any work. (On a cluster the login node may
   // have no device: the task checks on its node.)
   if (check_backend) {
-    if (auto usable = verify::check_backend(out.python.python, config.verifier.backend); !usable)
+    if (auto usable = verify::check_backend(out.python.python, backend_of(config.verifier)); !usable)
       return std::unexpected(
           fmt::format("{}: key 'verifier.backend': {}", config.source.string(), usable.error()));
   }

@@ -193,7 +193,7 @@ GateResult check_file_gate(const GateConfig& gate, const GateContext& context) {
   if (gate.kind == "python_symbols") return check_symbols(r, *text, gate);
   if (gate.kind == "static_check") {
     verify::StaticGateResult found =
-        verify::run_static_gate(context.workdir / gate.file, context.problem, context.backend);
+        verify::run_static_gate(context.workdir / gate.file, context.problem, *context.backend);
     if (found.cheat) return fail(r, found.reason);
     return r;
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/backend.h"
 #include "core/result.h"
 #include "util/process_runner.h"
 
@@ -25,7 +26,7 @@ namespace kgym::run {
 struct GateContext {
   std::filesystem::path workdir;              // files are relative to this; commands run here
   std::filesystem::path problem;              // the case's problem file (static checks read its dtypes)
-  std::string backend;                        // verifier.backend
+  const Backend* backend = &backend_named("cpu");  // verifier.backend by its execution
   std::map<std::string, std::string> values;  // {placeholders} for command argv
 };
 

@@ -16,7 +16,7 @@ class GatesTest : public ::testing::Test {
   GateResult check(GateConfig gate) {
     GateContext context{dir_.path(),
                         std::filesystem::path(KGYM_SOURCE_DIR) / "data/sample/level1/1_ReLU.py",
-                        "cpu",
+                        &backend_named("cpu"),
                         {{"case_id", "level1/1_ReLU"}}};
     return check_file_gate(gate, context);
   }
@@ -80,7 +80,7 @@ TEST_F(GatesTest, CommandIsAChildSpecRunInTheWorkDir) {
   g.kind = "command";
   g.argv = {"sh", "check.sh", "{case_id}"};
   g.timeout = std::chrono::seconds(7);
-  GateContext context{dir_.path(), {}, "cpu", {{"case_id", "level1/1_ReLU"}}};
+  GateContext context{dir_.path(), {}, &backend_named("cpu"), {{"case_id", "level1/1_ReLU"}}};
   GateCommand command = gate_command(g, context, dir_.path() / "gate.log");
   EXPECT_EQ(command.spec.argv, (std::vector<std::string>{"sh", "check.sh", "level1/1_ReLU"}));
   EXPECT_EQ(command.spec.cwd, dir_.path());
@@ -126,7 +126,7 @@ TEST_F(GatesTest, StageChecksStopAtEachCommandAndReadItsLog) {
   std::filesystem::path logs = dir_.path() / "logs";
   std::filesystem::create_directories(logs);
   ASSERT_TRUE(util::write_file_atomic(logs / "gate3.log", "FIRST_OK from a run before\n"));
-  StageChecks checks(stage, {dir_.path(), {}, "cpu", {}}, logs);
+  StageChecks checks(stage, {dir_.path(), {}, &backend_named("cpu"), {}}, logs);
   auto command = checks.next();
   ASSERT_TRUE(command);
   EXPECT_EQ(command->spec.argv.front(), "first");
@@ -165,7 +165,7 @@ TEST_F(GatesTest, StageChecksArtifactsFirstAndRepromptListsFailures) {
   stage.name = "plan";
   stage.artifacts = {"PLAN.md"};
   stage.gates = {gate("headings", "PLAN.md", {"Goal"})};
-  StageChecks checks(stage, {dir_.path(), {}, "cpu", {}}, dir_.path() / "logs");
+  StageChecks checks(stage, {dir_.path(), {}, &backend_named("cpu"), {}}, dir_.path() / "logs");
   EXPECT_FALSE(checks.next());
   const std::vector<GateResult>& results = checks.results();
   ASSERT_EQ(results.size(), 2u);

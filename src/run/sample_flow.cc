@@ -188,7 +188,7 @@ Step SampleFlow::launch_probe() {
   if (auto ok = util::copy_regular_file(id_.c.file, paths.task_desc()); !ok)
     return fail(Verdict::kHarnessError, ok.error());
   verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
-  if (sizes_automatically(config_.size, backend_named(config_.verifier.backend))) req.size = config_.size;
+  if (sizes_automatically(config_.size, backend_of(config_.verifier))) req.size = config_.size;
   req.precision = config_.precision;
   util::ProcessSpec spec;
   spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());

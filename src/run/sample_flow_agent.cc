@@ -92,7 +92,7 @@ void SampleFlow::agent_env(util::ProcessSpec& spec) const {
   if (id_.sample > 0) spec.env["KGYM_SAMPLE"] = std::to_string(id_.sample);
   if (!config_.agent.needs_device || !device_) return;
   spec.env["KGYM_DEVICE"] = device_->name;
-  for (std::string_view variable : backend_named(config_.verifier.backend).agent_device_env)
+  for (std::string_view variable : backend_of(config_.verifier).agent_device_env)
     spec.env[std::string(variable)] = device_->name;
 }
 
@@ -127,7 +127,7 @@ Step SampleFlow::launch_stage() {
 Step SampleFlow::check_stage() {
   const StageConfig& stage = config_.workflow.stages[workflow_stage_];
   agent::AgentTask task = agent_task(id_.work / CasePaths::kPrompt);
-  GateContext context{agent_.artifact_dir(task), id_.c.file, config_.verifier.backend,
+  GateContext context{agent_.artifact_dir(task), id_.c.file, &backend_of(config_.verifier),
                       agent::placeholders(task, config_.agent)};
   checks_.emplace(stage, std::move(context), id_.paths.gates(stage.name, attempt_));
   set_phase(Phase::kChecking);

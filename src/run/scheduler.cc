@@ -19,7 +19,7 @@ namespace {
 // device that is not made of cores.
 std::vector<std::set<int>> cores_of_devices(const Config& config) {
   std::vector<std::set<int>> cores;
-  bool core_devices = backend_named(config.verifier.backend).devices_are_cores;
+  bool core_devices = backend_of(config.verifier).devices_are_cores;
   for (const std::string& device : config.devices) {
     if (!core_devices) {
       cores.emplace_back();

@@ -101,7 +101,7 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
   }
   config->executor.kind = "local";
   config->concurrency = 1;
-  const Backend& backend = backend_named(config->verifier.backend);
+  const Backend& backend = backend_of(config->verifier);
   config->devices = granted_devices(backend, config->devices, getenv_text);
   if (auto granted = getenv_text("SLURM_CPUS_PER_TASK"); granted && backend.devices_are_cores) {
     std::size_t cores = util::allowed_cpus().size();

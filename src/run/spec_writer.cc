@@ -76,7 +76,7 @@ std::string render_spec(const Case& c, const Config& config, const verify::Probe
       "element must satisfy `|out - ref| <= atol + rtol * |ref|`:\n\n| dtype | atol | rtol "
       "|\n|---|---|---|\n",
       config.verifier.trials);
-  const Backend& backend = backend_named(config.verifier.backend);
+  const Backend& backend = backend_of(config.verifier);
   std::vector<std::string> dtypes;
   for (const auto& t : probe.outputs) {
     if (t.kind == "tensor" && std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end())

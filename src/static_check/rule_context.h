@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "static_check/cpp_scan.h"
 #include "static_check/python_source.h"
 #include "static_check/rules.h"
@@ -49,13 +50,27 @@ std::vector<Finding> check_source(std::string_view source, std::string_view file
 // Does the file define a kernel of its own: a load_inline / load build with
 // real sources, or a triton.jit (cuda) / pypto.jit (npu) function?
 bool defines_kernel(const PythonSource& src, const std::vector<ExtensionBuild>& builds,
-                    std::string_view backend);
+                    const Backend& backend);
 
-// Rule families (rules.cc: model, kernel, reference, C++; rules_behaviour.cc: the rest).
+// A function under a kernel decorator (@triton.jit, @pypto.frontend.jit)
+// and whether the file names it anywhere but its own def (a launch).
+struct DecoratedKernel {
+  std::string name;
+  std::string decorator;  // "triton.jit"
+  std::size_t def_line = 0;
+  std::size_t body_end = 0;
+  bool launched = false;
+};
+std::vector<DecoratedKernel> decorated_kernels(const PythonSource& src);
+
+// Rule families (rules.cc: model, kernel, reference, C++; rules_kernels.cc:
+// host compute and kernel bodies; rules_behaviour.cc: the rest).
 void check_model_and_kernel(RuleContext& ctx);
 void check_reference_import(RuleContext& ctx);
 void check_cpp_sources(RuleContext& ctx);
 void check_try_fallback(RuleContext& ctx);
+void check_host_compute(RuleContext& ctx);
+void check_kernel_bodies(RuleContext& ctx);
 void check_monkeypatch(RuleContext& ctx);
 void check_concurrency_and_introspection(RuleContext& ctx);
 void check_frame_attributes(RuleContext& ctx);

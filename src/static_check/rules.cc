@@ -72,6 +72,7 @@ bool has_decorator(const PythonSource& src, std::string_view module, std::string
 
 // load_inline sources that count as the backend's own kernel.
 bool inline_kernel(const CppScan& scan, const Backend& backend) {
+  if (!backend.runs_inline_kernels) return false;
   return backend.inline_needs_global ? scan.has_cuda_kernel : scan.has_function_body;
 }
 
@@ -93,11 +94,11 @@ void check_model_and_kernel(RuleContext& ctx) {
   ctx.model_begin = *cls;
   ctx.model_end = block_end(ctx.src, *cls);
 
-  const Backend& backend = backend_named(ctx.options.backend);
+  const Backend& backend = backend_named(ctx.options.backend, ctx.options.execution);
   bool kernel = false;
   std::string missing(backend.no_kernel);
   for (const auto& b : ctx.builds) {
-    bool real = b.file_sources;
+    bool real = b.file_sources && backend.runs_inline_kernels;
     for (const auto& s : b.sources) real = real || inline_kernel(s.scan, backend);
     if (!real) {
       missing = backend.no_inline_kernel;
@@ -107,7 +108,15 @@ void check_model_and_kernel(RuleContext& ctx) {
       kernel = true;
     }
   }
-  kernel = kernel || has_kernel_decorator(ctx.src, backend);
+  if (has_kernel_decorator(ctx.src, backend)) {
+    // A decorated kernel counts once something launches it.
+    auto kernels = decorated_kernels(ctx.src);
+    if (kernels.empty() || std::ranges::any_of(kernels, [](const DecoratedKernel& k) { return k.launched; })) {
+      kernel = true;
+    } else {
+      missing = fmt::format("the kernel '{}' is defined but never launched", kernels.front().name);
+    }
+  }
   if (kernel) return;
   if (auto call = library_call_in_forward(ctx)) {
     ctx.add("static.no_kernel", kFatal, call->first, call->second,
@@ -204,10 +213,9 @@ std::vector<std::string> problem_dtypes(std::string_view problem_source) {
 }
 
 bool defines_kernel(const PythonSource& src, const std::vector<ExtensionBuild>& builds,
-                    std::string_view backend_name) {
-  const Backend& backend = backend_named(backend_name);
+                    const Backend& backend) {
   for (const auto& b : builds) {
-    if (b.file_sources) return true;
+    if (b.file_sources && backend.runs_inline_kernels) return true;
     for (const auto& s : b.sources) {
       if (inline_kernel(s.scan, backend)) return true;
     }
@@ -241,6 +249,8 @@ std::vector<Finding> check_source(std::string_view source, std::string_view file
   check_reference_import(ctx);
   check_cpp_sources(ctx);
   check_try_fallback(ctx);
+  check_host_compute(ctx);
+  check_kernel_bodies(ctx);
   check_monkeypatch(ctx);
   check_concurrency_and_introspection(ctx);
   check_frame_attributes(ctx);

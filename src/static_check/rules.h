@@ -31,6 +31,7 @@ struct Finding {
 
 struct CheckOptions {
   std::string backend = "cpu";                          // cpu | cuda | npu
+  std::string execution = "device";                     // verifier.execution
   std::vector<std::string> input_dtypes = {"float32"};  // the problem's floating dtypes
   std::vector<std::string> output_dtypes = {"float32"};
 };

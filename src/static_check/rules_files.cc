@@ -39,7 +39,7 @@ std::vector<Finding> check_candidate_files(const std::vector<SourceFile>& files,
     PythonSource sibling = parse_python(files[i].source);
     std::string module = std::filesystem::path(files[i].name).stem().string();
     if (imports_module(candidate, module) &&
-        defines_kernel(sibling, find_extension_builds(sibling), options.backend)) {
+        defines_kernel(sibling, find_extension_builds(sibling), backend_named(options.backend, options.execution))) {
       kernel_in_sibling = true;
     }
   }

@@ -128,7 +128,7 @@ std::optional<CheatFinding> layout_finding(const json& candidate, const json& re
   return std::nullopt;
 }
 
-std::optional<CheatFinding> op_trace_finding(const json& candidate, std::string_view backend) {
+std::optional<CheatFinding> op_trace_finding(const json& candidate, const Backend& backend) {
   auto it = candidate.find("op_trace");
   if (it == candidate.end() || !it->is_object()) return std::nullopt;
   std::vector<std::string> compute;
@@ -144,16 +144,17 @@ std::optional<CheatFinding> op_trace_finding(const json& candidate, std::string_
 
 }  // namespace
 
-bool is_glue_op(std::string_view backend, std::string_view op) {
+bool is_glue_op(const Backend& backend, std::string_view op) {
   if (std::find(std::begin(kCommonGlue), std::end(kCommonGlue), op) != std::end(kCommonGlue)) return true;
-  if (backend_named(backend).device_glue) {
+  if (std::ranges::find(backend.interpreter_glue, op) != backend.interpreter_glue.end()) return true;
+  if (backend.device_glue) {
     return std::find(std::begin(kDeviceGlue), std::end(kDeviceGlue), op) != std::end(kDeviceGlue);
   }
   return false;
 }
 
 std::optional<CheatFinding> runtime_finding(const json& candidate, const json& reference,
-                                            std::string_view backend) {
+                                            const Backend& backend) {
   if (!candidate.is_object()) return std::nullopt;
   const json empty = json::object();
   const json& ref = reference.is_object() ? reference : empty;

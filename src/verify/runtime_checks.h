@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/backend.h"
 #include "core/config.h"
 #include "core/result.h"
 #include "verify/tensor_compare.h"
@@ -23,7 +24,7 @@ namespace kgym::verify {
 // True for ops the candidate's forward may run on `backend`: allocation,
 // views, layout copies, metadata queries ("aten.empty_like", "aten.view").
 // Everything else is compute the candidate was asked to write itself.
-bool is_glue_op(std::string_view backend, std::string_view op);
+bool is_glue_op(const Backend& backend, std::string_view op);
 
 // A runtime finding against the candidate, or nullopt. `candidate` and
 // `reference` are the "runtime" objects of the two workers' trial replies
@@ -33,7 +34,7 @@ bool is_glue_op(std::string_view backend, std::string_view op);
 // runtime.input_mutation, runtime.output_alias, runtime.output_layout,
 // runtime.op_trace.
 std::optional<CheatFinding> runtime_finding(const nlohmann::json& candidate, const nlohmann::json& reference,
-                                            std::string_view backend);
+                                            const Backend& backend);
 
 // Adds one reply's op counts to the trace record.
 void add_op_trace(RuntimeTrace& trace, const nlohmann::json& runtime_facts);

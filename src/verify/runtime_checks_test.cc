@@ -17,43 +17,43 @@ std::string floats(const std::vector<float>& values) {
 }
 
 TEST(RuntimeChecks, GlueOpsAreAllowedComputeIsNot) {
-  EXPECT_TRUE(is_glue_op("cpu", "aten.empty_like"));
-  EXPECT_TRUE(is_glue_op("cpu", "aten.view"));
-  EXPECT_TRUE(is_glue_op("cpu", "aten.copy_"));
-  EXPECT_FALSE(is_glue_op("cpu", "aten.relu"));
-  EXPECT_FALSE(is_glue_op("cpu", "aten.mm"));
-  EXPECT_FALSE(is_glue_op("cpu", "aten.record_stream"));
-  EXPECT_TRUE(is_glue_op("cuda", "aten.record_stream"));
+  EXPECT_TRUE(is_glue_op(backend_named("cpu"), "aten.empty_like"));
+  EXPECT_TRUE(is_glue_op(backend_named("cpu"), "aten.view"));
+  EXPECT_TRUE(is_glue_op(backend_named("cpu"), "aten.copy_"));
+  EXPECT_FALSE(is_glue_op(backend_named("cpu"), "aten.relu"));
+  EXPECT_FALSE(is_glue_op(backend_named("cpu"), "aten.mm"));
+  EXPECT_FALSE(is_glue_op(backend_named("cpu"), "aten.record_stream"));
+  EXPECT_TRUE(is_glue_op(backend_named("cuda"), "aten.record_stream"));
 }
 
 TEST(RuntimeChecks, OpTraceFindingNamesTheComputeOps) {
   json candidate = {{"op_trace", {{"aten.empty_like", 2}, {"aten.relu", 1}}}};
-  auto f = runtime_finding(candidate, json::object(), "cpu");
+  auto f = runtime_finding(candidate, json::object(), backend_named("cpu"));
   ASSERT_TRUE(f);
   EXPECT_EQ(f->rule, "runtime.op_trace");
   EXPECT_EQ(f->layer, "runtime");
   EXPECT_NE(f->evidence.find("aten.relu x1"), std::string::npos) << f->evidence;
   EXPECT_EQ(f->evidence.find("empty_like x"), std::string::npos) << f->evidence;
-  EXPECT_FALSE(runtime_finding({{"op_trace", {{"aten.empty", 1}}}}, json::object(), "cpu"));
-  EXPECT_FALSE(runtime_finding({{"op_trace", nullptr}}, json::object(), "cpu"));  // no tracer
+  EXPECT_FALSE(runtime_finding({{"op_trace", {{"aten.empty", 1}}}}, json::object(), backend_named("cpu")));
+  EXPECT_FALSE(runtime_finding({{"op_trace", nullptr}}, json::object(), backend_named("cpu")));  // no tracer
 }
 
 TEST(RuntimeChecks, BehaviourTheReferenceSharesIsNotACheat) {
   json mutated = {{"mutated_inputs", {{{"input", 0}, {"evidence", "forward changed input 0"}}}}};
-  auto f = runtime_finding(mutated, json::object(), "cpu");
+  auto f = runtime_finding(mutated, json::object(), backend_named("cpu"));
   ASSERT_TRUE(f);
   EXPECT_EQ(f->rule, "runtime.input_mutation");
-  EXPECT_FALSE(runtime_finding(mutated, mutated, "cpu"));  // an in-place reference
+  EXPECT_FALSE(runtime_finding(mutated, mutated, backend_named("cpu")));  // an in-place reference
 
   json alias = {
       {"aliases", {{{"output", 0}, {"input", 1}, {"evidence", "output 0 shares memory with input 1"}}}}};
-  ASSERT_TRUE(runtime_finding(alias, json::object(), "cpu"));
-  EXPECT_EQ(runtime_finding(alias, json::object(), "cpu")->rule, "runtime.output_alias");
-  EXPECT_FALSE(runtime_finding(alias, alias, "cpu"));
+  ASSERT_TRUE(runtime_finding(alias, json::object(), backend_named("cpu")));
+  EXPECT_EQ(runtime_finding(alias, json::object(), backend_named("cpu"))->rule, "runtime.output_alias");
+  EXPECT_FALSE(runtime_finding(alias, alias, backend_named("cpu")));
 
   json layout = {{"output_problems", {{{"output", 0}, {"kind", "layout"}, {"evidence", "stride 0"}}}}};
-  EXPECT_EQ(runtime_finding(layout, json::object(), "cpu")->rule, "runtime.output_layout");
-  EXPECT_FALSE(runtime_finding(layout, layout, "cpu"));
+  EXPECT_EQ(runtime_finding(layout, json::object(), backend_named("cpu"))->rule, "runtime.output_layout");
+  EXPECT_FALSE(runtime_finding(layout, layout, backend_named("cpu")));
 }
 
 TEST(RuntimeChecks, ToleranceScalesWithTinyOutputs) {

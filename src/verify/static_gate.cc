@@ -8,12 +8,12 @@
 namespace kgym::verify {
 
 StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
-                                 const std::string& backend) {
+                                 const Backend& backend) {
   return run_static_gate(std::vector<std::filesystem::path>{candidate}, problem, backend);
 }
 
 StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files,
-                                 const std::filesystem::path& problem, const std::string& backend) {
+                                 const std::filesystem::path& problem, const Backend& backend) {
   StaticGateResult gate;
   if (files.empty()) return gate;
   std::vector<static_check::SourceFile> sources;
@@ -27,7 +27,8 @@ StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files
     sources.push_back({file.filename().string(), std::move(*source)});
   }
   static_check::CheckOptions options;
-  options.backend = backend;
+  options.backend = std::string(backend.name);
+  options.execution = std::string(backend.execution);
   if (auto problem_source = util::read_file(problem)) {
     options.input_dtypes = options.output_dtypes = static_check::problem_dtypes(*problem_source);
   }

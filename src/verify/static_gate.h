@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/result.h"
 
 namespace kgym::verify {
@@ -21,13 +22,13 @@ struct StaticGateResult {
 // tokens: nothing runs). An unreadable candidate yields no findings; the
 // verification reports that file problem itself.
 StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
-                                 const std::string& backend);
+                                 const Backend& backend);
 
 // The same for a candidate of several files: `files[0]` defines ModelNew,
 // the other `.py` files are sibling modules it may import and get every
 // rule as well (static_check::check_candidate_files); files of other kinds
 // are skipped here (C++ is checked where Python hands it to load_inline).
 StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files,
-                                 const std::filesystem::path& problem, const std::string& backend);
+                                 const std::filesystem::path& problem, const Backend& backend);
 
 }  // namespace kgym::verify

@@ -34,7 +34,7 @@ class StaticGateTest : public ::testing::Test {
 
 TEST_F(StaticGateTest, LibraryCallIsACheatWithEvidence) {
   auto gate = run_static_gate(kSample / "solutions/level1/2_LeakyReLU/model_new.py",
-                              kSample / "level1/2_LeakyReLU.py", "cpu");
+                              kSample / "level1/2_LeakyReLU.py", backend_named("cpu"));
   ASSERT_TRUE(gate.cheat);
   EXPECT_EQ(gate.cheat->rule, "static.no_kernel");
   EXPECT_EQ(gate.cheat->layer, "static");
@@ -49,7 +49,7 @@ TEST_F(StaticGateTest, LibraryCallIsACheatWithEvidence) {
 
 TEST_F(StaticGateTest, HonestKernelPassesAndWarningsAreKept) {
   auto honest =
-      run_static_gate(kSample / "solutions/level1/1_ReLU/model_new.py", kSample / "level1/1_ReLU.py", "cpu");
+      run_static_gate(kSample / "solutions/level1/1_ReLU/model_new.py", kSample / "level1/1_ReLU.py", backend_named("cpu"));
   EXPECT_FALSE(honest.cheat);
   EXPECT_TRUE(honest.findings.empty());
 
@@ -59,7 +59,7 @@ TEST_F(StaticGateTest, HonestKernelPassesAndWarningsAreKept) {
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
   auto with_warning = write("model_new.py", "import os\nos.environ.setdefault('MAX_JOBS', '2')\n" + text);
-  auto gate = run_static_gate(with_warning, kSample / "level1/1_ReLU.py", "cpu");
+  auto gate = run_static_gate(with_warning, kSample / "level1/1_ReLU.py", backend_named("cpu"));
   EXPECT_FALSE(gate.cheat);
   ASSERT_EQ(gate.findings.size(), 1u);
   EXPECT_EQ(gate.findings[0].rule, "static.env_switch");
@@ -74,15 +74,15 @@ TEST_F(StaticGateTest, ProblemDtypeDecidesPrecisionRule) {
                          "class ModelNew:\n    def forward(self, x):\n        return _ext.f(x.half())\n");
   auto fp32 = write("fp32.py", "import torch\ndef get_inputs():\n    return [torch.randn(4)]\n");
   auto fp16 = write("fp16.py", "import torch\ndef get_inputs():\n    return [torch.randn(4).half()]\n");
-  auto gate32 = run_static_gate(candidate, fp32, "cpu");
+  auto gate32 = run_static_gate(candidate, fp32, backend_named("cpu"));
   ASSERT_TRUE(gate32.cheat);
   EXPECT_EQ(gate32.cheat->rule, "static.precision_downgrade");
-  EXPECT_FALSE(run_static_gate(candidate, fp16, "cpu").cheat);
-  EXPECT_TRUE(run_static_gate(candidate, dir_ / "missing_problem.py", "cpu").cheat);  // float32 by default
+  EXPECT_FALSE(run_static_gate(candidate, fp16, backend_named("cpu")).cheat);
+  EXPECT_TRUE(run_static_gate(candidate, dir_ / "missing_problem.py", backend_named("cpu")).cheat);  // float32 by default
 }
 
 TEST_F(StaticGateTest, UnreadableCandidateHasNoFindings) {
-  auto gate = run_static_gate(dir_ / "none.py", kSample / "level1/1_ReLU.py", "cpu");
+  auto gate = run_static_gate(dir_ / "none.py", kSample / "level1/1_ReLU.py", backend_named("cpu"));
   EXPECT_FALSE(gate.cheat);
   EXPECT_TRUE(gate.findings.empty());
 }

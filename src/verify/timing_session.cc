@@ -113,7 +113,7 @@ bool TimingSession::check_traces(Role side, const Batch& b, std::string_view wha
   for (const auto& entry : b.traced) {
     ++traced_calls_;
     nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json::object())}};
-    if (auto finding = runtime_finding(facts, nlohmann::json::object(), inputs_.backend)) {
+    if (auto finding = runtime_finding(facts, nlohmann::json::object(), *inputs_.backend)) {
       finding->evidence =
           fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
                       side == Role::kCandidateTwin ? " (candidate twin)" : "", finding->evidence);
@@ -169,7 +169,7 @@ std::string TimingSession::compare(const Message& reference, const Message& cand
       TensorBytes a{cand_outputs[i].value("dtype", ""),
                     cand_outputs[i].value("shape", std::vector<std::int64_t>{}),
                     candidate.payloads[cand_payload++]};
-      Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_named(config_.backend));
+      Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_of(config_));
       auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance, b));
       if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
     }

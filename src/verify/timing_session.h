@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/backend.h"
 #include "core/config.h"
 #include "core/result.h"
 #include "util/cpu_stat.h"
@@ -40,7 +41,7 @@ struct TimingInputs {
   std::uint64_t set_bytes = 0;     // bytes of one serialized input set
   std::uint64_t check_seed = 0;    // seeds the choice of checked and traced calls, with the OS's entropy
   std::uint64_t set_seeds = 0;     // the first input set's seed; later ones follow from it
-  std::string backend = "cpu";     // for the op trace's glue allow-list
+  const Backend* backend = &backend_named("cpu");  // for the op trace's glue allow-list
   bool check_op_trace = true;      // false when the candidate slot runs the reference itself
 };
 

@@ -25,7 +25,7 @@ std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
 }  // namespace
 
 Tolerance Verification::tolerance_for(const std::string& dtype) const {
-  return kgym::tolerance_for(req_.config.tolerances, dtype, backend_named(req_.config.backend));
+  return kgym::tolerance_for(req_.config.tolerances, dtype, backend_of(req_.config));
 }
 
 Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {
@@ -112,7 +112,7 @@ std::expected<Message, Failure> Verification::candidate_trial(const std::string&
                                "op_trace",       "determinism",  "escape"};
   }
   add_op_trace(*result_.runtime, facts);
-  if (auto finding = runtime_finding(facts, reference_facts, req_.config.backend)) {
+  if (auto finding = runtime_finding(facts, reference_facts, backend_of(req_.config))) {
     return std::unexpected(runtime_cheat(std::move(*finding), what));
   }
   return std::move(*reply);
@@ -165,6 +165,16 @@ std::expected<void, Failure> Verification::check_correctness() {
     if (auto compared = compare_outputs(trial, candidate, reference); !compared) return compared;
     ++correctness.trials_passed;
     if (trial != 0) continue;
+    // A performance model's estimate of this call (PyPTO's cost model on
+    // its host interpreter): trial 0 is the problem's own shape.
+    const nlohmann::json facts = cand->header.value("runtime", nlohmann::json::object());
+    if (auto sim = facts.find("simulated");
+        sim != facts.end() && sim->is_object() && req_.config.mode == "performance") {
+      result_.simulated =
+          SimulatedTime{sim->value("value", 0.0), sim->value("unit", ""), sim->value("source", "")};
+      note(fmt::format("simulated time {:.3f} {} ({})", result_.simulated->value, result_.simulated->unit,
+                       result_.simulated->source));
+    }
     // Determinism: the same inputs again must give the same outputs.
     auto again = candidate_trial(ref->payloads[0], ref_facts, "trial 0 repeated");
     if (!again) return std::unexpected(again.error());

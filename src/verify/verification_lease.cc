@@ -15,7 +15,7 @@
 
 namespace kgym::verify::detail {
 
-bool Verification::lease_applies() const { return backend_named(req_.config.backend).devices_are_cores; }
+bool Verification::lease_applies() const { return backend_of(req_.config).devices_are_cores; }
 
 void Verification::ensure_lease_groups() {
   if (lease_groups_tried_ || !lease_applies()) return;

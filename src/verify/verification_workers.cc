@@ -49,7 +49,7 @@ std::vector<std::string> Verification::serve_args(Role role, const fs::path& scr
           candidate ? "candidate" : "reference",
           "--backend",
           // Without a device the candidate only builds, on the host.
-          req_.build_only || building_ ? std::string("cpu") : req_.config.backend,
+          req_.build_only || building_ ? std::string("cpu") : std::string(backend_of(req_.config).worker_name()),
           "--threads",
           std::to_string(threads),
           "--cores",
@@ -125,10 +125,14 @@ std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   std::vector<std::string> env_overrides = worker_base_env();
   for (const char* name : {"OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS="})
     env_overrides.push_back(name + thread_count);
+  // A host interpreter is switched on before anything is imported
+  // (TRITON_INTERPRET=1); both sides get it, so that the reference runs in
+  // the same process set-up as the candidate.
+  for (std::string_view variable : backend_of(req_.config).worker_env) env_overrides.emplace_back(variable);
   // Kernels that take their device from a variable (PyPTO: TILE_FWK_DEVICE_ID)
   // get the leased one.
   if (!req_.device.empty() && req_.device != "all") {
-    for (std::string_view variable : backend_named(req_.config.backend).worker_device_env)
+    for (std::string_view variable : backend_of(req_.config).worker_device_env)
       env_overrides.push_back(std::string(variable) + "=" + req_.device);
   }
   return env_overrides;

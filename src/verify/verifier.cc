@@ -252,7 +252,7 @@ std::expected<void, Failure> Verification::measure_performance() {
   TimingInputs timing_inputs{.set_bytes = inputs->payloads.at(0).size(),
                              .check_seed = derive_seed(req_.run_seed, 2000),
                              .set_seeds = derive_seed(req_.run_seed, 4000),
-                             .backend = req_.config.backend,
+                             .backend = &backend_of(req_.config),
                              .check_op_trace = req_.op_trace && !req_.candidate_is_reference};
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
@@ -339,21 +339,38 @@ void Verification::finish_logs() {
 
 CaseResult Verification::run() {
   result_.case_id = req_.case_id;
+  const Backend& backend = backend_of(req_.config);
   result_.backend = req_.config.backend;
-  result_.mode = req_.config.mode;
+  result_.execution = req_.config.execution;
+  // An interpreter's speed says nothing of the device's: no timing.
+  bool timed = req_.config.mode == "performance" && backend.measures_speed;
+  result_.mode = timed || backend.measures_speed ? req_.config.mode : "correctness";
   result_.problem = req_.sizes;
   result_.baseline = req_.candidate_is_reference;
   result_.precision = req_.precision;
   auto outcome = prepare();
   // Static checks on the copy that would run, before any worker starts.
   if (outcome && req_.static_checks && !req_.candidate_is_reference) {
-    auto gate = run_static_gate(candidate_files_, req_.problem, req_.config.backend);
+    auto gate = run_static_gate(candidate_files_, req_.problem, backend);
     for (const auto& f : gate.findings) {
       note(fmt::format("static {} {}: {} ({})", f.severity, f.rule, f.evidence, f.message));
     }
     result_.static_findings = std::move(gate.findings);
     result_.cheat = gate.cheat;
     if (gate.cheat) outcome = std::unexpected(Failure{Verdict::kFailCheat, gate.reason});
+    // A kernel the device would run but the interpreter cannot (CUDA C++
+    // on a host without a GPU) is no cheat: it is not checkable here.
+    if (gate.cheat && gate.cheat->rule == "static.no_kernel" && backend.host_interpreter()) {
+      auto on_device = run_static_gate(candidate_files_, req_.problem, backend_named(backend.name));
+      if (!on_device.cheat) {
+        result_.cheat.reset();
+        outcome = std::unexpected(Failure{
+            Verdict::kDeviceUnavailable,
+            fmt::format("{}, and there is none here: verifier.execution host_interpreter runs {} kernels only "
+                        "(static check: {})",
+                        backend.no_inline_kernel, backend.interpreter_module, gate.reason)});
+      }
+    }
   }
   // The build comes first, without a device: given (a run's build stage),
   // asked for alone, or made here (`kgym verify`).
@@ -372,17 +389,21 @@ CaseResult Verification::run() {
     if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
     result_.timings.trials_s = seconds_since(trials_start);
   }
-  if (outcome && req_.config.mode == "performance" && !built_only) {
+  if (outcome && timed && !built_only) {
     auto timing_start = Clock::now();
     outcome = measure_performance();
     result_.timings.timing_s = seconds_since(timing_start);
   }
+
   if (outcome && built_only) {
     result_.verdict = Verdict::kPass;
     result_.reason = "built";
   } else if (outcome) {
     result_.verdict = Verdict::kPass;
     result_.reason = fmt::format("{} trials matched the reference", result_.correctness.trials);
+    if (backend.host_interpreter())
+      result_.reason += fmt::format(" under the {} host interpreter (no device; speed not measured)",
+                                    backend.interpreter_module);
     if (result_.performance) {
       const auto& s = result_.performance->speedup;
       result_.reason +=

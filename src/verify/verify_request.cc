@@ -14,6 +14,7 @@ json config_json(const VerifierConfig& c) {
   for (const auto& [dtype, t] : c.tolerances) tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
   return {
       {"backend", c.backend},
+      {"execution", c.execution},
       {"python", c.python ? json(*c.python) : json(nullptr)},
       {"mode", c.mode},
       {"trials", c.trials},
@@ -37,6 +38,7 @@ json config_json(const VerifierConfig& c) {
 VerifierConfig config_from(const json& j) {
   VerifierConfig c;
   c.backend = j.value("backend", c.backend);
+  c.execution = j.value("execution", c.execution);
   if (auto it = j.find("python"); it != j.end() && !it->is_null()) c.python = it->get<std::string>();
   c.mode = j.value("mode", c.mode);
   c.trials = j.value("trials", c.trials);

@@ -62,14 +62,35 @@ except Exception as exc:
 print("KGYM_BACKEND=" + ("yes" if ok else why))
 )";
 
+// The same for a host interpreter: its module imports with the worker's
+// environment (argv: the module, then NAME=VALUE items set first).
+constexpr const char* kInterpreterProbe = R"(import importlib
+import os
+import sys
+for item in sys.argv[2:]:
+    name, _, value = item.partition("=")
+    os.environ[name] = value
+try:
+    import torch
+    importlib.import_module(sys.argv[1])
+    ok, why = True, ""
+except Exception as exc:
+    ok, why = False, "%s: %s" % (type(exc).__name__, exc)
+print("KGYM_BACKEND=" + ("yes" if ok else why))
+)";
+
 }  // namespace
 
-std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
+std::expected<void, std::string> check_backend(const std::string& python, const Backend& info,
                                                std::chrono::seconds timeout) {
-  const Backend& info = backend_named(backend);
   if (info.always_available) return {};
-  auto run = run_captured({python, "-c", kBackendProbe, backend, std::string(info.torch_extension)},
-                          Clock::now() + timeout);
+  std::vector<std::string> argv{python, "-c", kBackendProbe, std::string(info.name),
+                                std::string(info.torch_extension)};
+  if (info.host_interpreter()) {
+    argv = {python, "-c", kInterpreterProbe, std::string(info.interpreter_module)};
+    for (std::string_view item : info.worker_env) argv.emplace_back(item);
+  }
+  auto run = run_captured(argv, Clock::now() + timeout);
   if (!run) return std::unexpected(run.error());
   constexpr std::string_view marker = "KGYM_BACKEND=";
   auto at = run->output.find(marker);
@@ -81,10 +102,16 @@ std::expected<void, std::string> check_backend(const std::string& python, const 
     answer = run->exit.describe();
   }
   if (answer == "yes") return {};
+  if (info.host_interpreter()) {
+    return std::unexpected(fmt::format(
+        "backend {} on its host interpreter needs the {} package, which {} cannot import ({}); set "
+        "verifier.python to an interpreter that has it (./dev.sh torch2 makes one with triton and pypto)",
+        info.name, info.interpreter_module, python, answer));
+  }
   return std::unexpected(
       fmt::format("backend {} is not available to {} ({}); use backend cpu, or set "
                   "verifier.python to an interpreter with {} support",
-                  backend, python, answer, backend_named(backend).runtime_module));
+                  info.name, python, answer, info.runtime_module));
 }
 
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,

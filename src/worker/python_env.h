@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
+
 namespace kgym::verify {
 
 // The environment ("NAME=VALUE") every worker interpreter starts with, warm
@@ -31,9 +33,10 @@ std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::st
 
 // Whether `python` can run kernels on `backend`: always for "cpu"; for
 // "cuda" torch.cuda.is_available(), for "npu" torch_npu imports and
-// torch.npu.is_available(). The error says what is missing and what to
-// change (backend or interpreter). Bounded by `timeout`.
-std::expected<void, std::string> check_backend(const std::string& python, const std::string& backend,
+// torch.npu.is_available(); on a host interpreter, its module (triton,
+// pypto) imports. The error says what is missing and what to change
+// (backend or interpreter). Bounded by `timeout`.
+std::expected<void, std::string> check_backend(const std::string& python, const Backend& backend,
                                                std::chrono::seconds timeout = std::chrono::seconds(120));
 
 }  // namespace kgym::verify

@@ -22,7 +22,7 @@ std::string_view role_of(bool candidate) { return candidate ? "candidate" : "ref
 
 bool warm_workers_enabled(const VerifierConfig& config) {
   return config.warm_workers == "on" ||
-         (config.warm_workers == "auto" && backend_named(config.backend).forks_workers);
+         (config.warm_workers == "auto" && backend_of(config).forks_workers);
 }
 
 std::expected<std::unique_ptr<WarmPool>, std::string> WarmPool::create(WarmPoolOptions options) {
