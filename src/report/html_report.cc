@@ -74,6 +74,11 @@ void headline(std::string& html, const Summary& s) {
        fmt::format("{} of {} cases", s.total.passed(), s.total.selected));
   card(html, "cheat", esc(format_rate(s.total.cheat_rate())),
        fmt::format("{} of {} cases", s.total.count(Verdict::kFailCheat), s.total.selected));
+  if (const auto& h = s.host_interpreter) {
+    card(html, "host interpreter", esc(fmt::format("{} of {} cases", h->cases, s.total.selected)),
+         fmt::format("{} pass, {} with a simulated time; correctness only, never in fast_p or the geomean",
+                     h->passed, h->simulated));
+  }
   for (double p : {1.0, 1.5, 2.0}) {
     const FastP* f = fast_at(s, p);
     if (!f) continue;
@@ -166,6 +171,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
     std::string label =
         r.verdict == Verdict::kFailCheat && r.cheat_rule ? verdict + " (" + *r.cheat_rule + ")" : verdict;
     if (r.baseline) label += " (baseline)";
+    if (r.execution == "host_interpreter") label += " (host interpreter)";
     std::string ci = r.speedup_ci95 ? fmt::format("{} – {}", format_speedup(r.speedup_ci95->lo),
                                                   format_speedup(r.speedup_ci95->hi))
                                     : std::string(kAbsent);
@@ -192,7 +198,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
         esc(url_path(r.case_id)), esc(r.case_id),
         sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),
-        verdict_color(verdict), esc(label), esc(format_speedup(r.speedup)), versus, esc(ci),
+        verdict_color(verdict), esc(label), esc(speedup_cell(r)), versus, esc(ci),
         esc(format_ms(r.reference_ms)), esc(format_ms(r.candidate_ms)),
         took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
         esc(r.verdict == Verdict::kPass ? "" : one_line(r.reason, 300)), files);

@@ -8,6 +8,7 @@
 
 #include "core/pass_at_k.h"
 #include "report/case_order.h"
+#include "report/format.h"
 
 namespace kgym::report {
 namespace {
@@ -36,6 +37,8 @@ CaseRow row_of(const CaseResult& r) {
   if (r.cheat) row.cheat_rule = r.cheat->rule;
   row.reason = r.reason;
   row.baseline = r.baseline;
+  row.execution = r.execution;
+  row.simulated = r.simulated;
   if (r.samples) {
     row.samples = r.samples->n;
     row.samples_passed = r.samples->passed;
@@ -242,6 +245,19 @@ std::optional<double> Tally::cheat_rate() const {
   return static_cast<double>(count(Verdict::kFailCheat)) / selected;
 }
 
+std::string speedup_cell(const CaseRow& row) {
+  if (row.execution != "host_interpreter") return format_speedup(row.speedup);
+  if (row.simulated) return fmt::format("sim {:.4g} {}", row.simulated->value, row.simulated->unit);
+  return "host interpreter";
+}
+
+std::string host_interpreter_line(const HostInterpreterSummary& h) {
+  return fmt::format(
+      "{} case{} checked on a host interpreter (verifier.execution): {} pass, {} with a simulated time; "
+      "correctness only, not in fast_p or the geomean",
+      h.cases, h.cases == 1 ? "" : "s", h.passed, h.simulated);
+}
+
 std::string baseline_line(const BaselineSummary& b) {
   std::string line = fmt::format("baseline (A/A): {} cases, {} pass, {} of {} timed intervals contain 1",
                                  b.cases, b.passed, b.contains_one, b.timed);
@@ -294,11 +310,21 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
 
   std::map<std::string, Tally> levels;
   std::map<std::string, std::vector<const CaseRow*>> level_rows;
-  std::vector<const CaseRow*> all_rows, baseline_rows;
+  std::vector<const CaseRow*> all_rows, baseline_rows, device_rows;
   for (const CaseRow& row : s.cases) {
     if (row.baseline) {
       baseline_rows.push_back(&row);
       continue;
+    }
+    if (row.execution == "host_interpreter") {
+      if (!s.host_interpreter) s.host_interpreter.emplace();
+      ++s.host_interpreter->cases;
+      if (row.verdict == Verdict::kPass) {
+        ++s.host_interpreter->passed;
+        if (row.simulated) ++s.host_interpreter->simulated;
+      }
+    } else {
+      device_rows.push_back(&row);
     }
     add_to(s.total, row);
     auto [it, inserted] = levels.try_emplace(row.level, empty_tally());
@@ -314,15 +340,19 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   s.geomean_speedup = overall.value;
   s.geomean_ci95 = overall.ci95;
   s.speedup_cases = overall.cases;
-  s.fast_p = fast_p_of(all_rows, s.total.selected);
+  s.device_selected = static_cast<int>(device_rows.size());
+  s.fast_p = fast_p_of(device_rows, s.device_selected);
   s.pass_at_k = pass_at_k_of(all_rows);
   if (!baseline_rows.empty()) s.baseline = baseline_of(baseline_rows);
-  s.versus = versus_of(all_rows, s.total.selected);
+  s.versus = versus_of(device_rows, s.device_selected);
 
   for (auto& [level, tally] : levels) {
-    const auto& rows = level_rows[level];
-    s.levels.push_back(
-        {level, tally, fast_p_of(rows, tally.selected), geomean_of(speedups_of(rows)), pass_at_k_of(rows)});
+    std::vector<const CaseRow*> rows;
+    for (const CaseRow* row : level_rows[level]) {
+      if (row->execution != "host_interpreter") rows.push_back(row);
+    }
+    s.levels.push_back({level, tally, fast_p_of(rows, static_cast<int>(rows.size())),
+                        geomean_of(speedups_of(rows)), pass_at_k_of(level_rows[level])});
   }
   std::stable_sort(s.levels.begin(), s.levels.end(), [](const LevelSummary& a, const LevelSummary& b) {
     return natural_less(a.level, b.level);

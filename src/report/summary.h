@@ -108,6 +108,11 @@ struct CaseRow {
   std::optional<int> samples;  // samples run, for a case with several
   int samples_passed = 0;
   bool baseline = false;  // agent.kind: reference (an A/A run), never a solve
+  // "host_interpreter": checked by the kernel language's interpreter on
+  // the host (correctness only; never in fast_p or the geomean), with the
+  // performance model's estimate where it has one.
+  std::string execution = "device";
+  std::optional<SimulatedTime> simulated;
   // performance.speedup_vs: against the other baselines asked for (e.g.
   // "compile"); `speedup` nullopt where that baseline was unavailable.
   struct Versus {
@@ -152,10 +157,23 @@ struct AgentTotals {
   std::optional<double> cost_per_pass;  // nullopt without cost or without a passing case
 };
 
+// The cases checked on a host interpreter (verifier.execution): counted in
+// the tallies, never in fast_p or the geomean, which no device measured.
+struct HostInterpreterSummary {
+  int cases = 0;
+  int passed = 0;
+  int simulated = 0;  // passing cases with a performance model's estimate
+};
+
 struct Summary {
   Tally total;
+  std::optional<HostInterpreterSummary> host_interpreter;
   AgentTotals agent;
-  std::vector<FastP> fast_p;  // one per kFastThresholds, same order
+  // One per kFastThresholds, same order; over the cases run on a device
+  // (`device_selected` of them: every selected case but those checked on a
+  // host interpreter).
+  std::vector<FastP> fast_p;
+  int device_selected = 0;
   // Geometric mean of the median speedup over passing cases that have one;
   // nullopt when there are none.
   std::optional<double> geomean_speedup;
@@ -174,6 +192,15 @@ struct Summary {
   // One per other baseline any case was timed against, in first-seen order.
   std::vector<VersusSummary> versus;
 };
+
+// What a report shows in a case's speedup column: the measured speedup;
+// for a case checked on a host interpreter, "sim 2.34 us" (its performance
+// model's estimate, never a speedup) or "host interpreter".
+std::string speedup_cell(const CaseRow& row);
+
+// "3 cases checked on a host interpreter (verifier.execution): 3 pass, 3
+// with a simulated time; correctness only, not in fast_p or the geomean".
+std::string host_interpreter_line(const HostInterpreterSummary& h);
 
 // Summarizes `results`. Ids in `selected_case_ids` without a result become
 // "not run" rows; results for ids not in the list are still counted (the

@@ -98,7 +98,12 @@ json case_json(const CaseRow& row) {
             {"reference_ms", opt(row.reference_ms)},
             {"candidate_ms", opt(row.candidate_ms)},
             {"timing_flags", row.timing_flags},
-            {"reason", row.reason}};
+            {"reason", row.reason},
+            {"execution", row.execution}};
+  if (row.simulated) {
+    j["simulated"] = {{"value", row.simulated->value}, {"unit", row.simulated->unit},
+                      {"source", row.simulated->source}};
+  }
   if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
   if (row.baseline) j["baseline"] = true;
   if (!row.versus.empty()) {
@@ -119,6 +124,10 @@ json summary_json(const Summary& summary, const RunInfo& info) {
   totals["speedup_cases"] = summary.speedup_cases;
   totals["faster_with_confidence"] = summary.faster_with_confidence;
   totals["fast_p"] = fast_p_json(summary.fast_p);
+  totals["device_cases"] = summary.device_selected;
+  if (const auto& h = summary.host_interpreter) {
+    totals["host_interpreter"] = {{"cases", h->cases}, {"pass", h->passed}, {"simulated", h->simulated}};
+  }
   totals["cheats_by_rule"] = summary.cheats_by_rule;
   totals["timing_flags"] = summary.timing_flags;
   if (!summary.versus.empty()) {

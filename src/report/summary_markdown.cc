@@ -97,12 +97,19 @@ void append_headline(std::string& md, const Summary& s) {
   md += fmt::format("| {} | {} | {} | {} | {} |\n\n", s.total.selected, s.total.passed(),
                     format_rate(s.total.correctness_rate()), format_rate(s.total.cheat_rate()),
                     geomean_text(s.geomean_speedup, s.geomean_ci95, s.speedup_cases));
+  if (s.host_interpreter) {
+    md += fmt::format(
+        "> **{}.** No device ran them: a simulated time is a performance model's estimate, shown in the "
+        "Speedup column as `sim`, never a speedup.\n\n",
+        host_interpreter_line(*s.host_interpreter));
+  }
   if (s.total.not_run > 0) {
     md += fmt::format(
         "> **{} of {} cases did not run** ({}): they are listed as \"not run\" and are not counted as "
         "passed.\n\n",
         s.total.not_run, s.total.selected, "the run ended before they finished");
   }
+  if (s.device_selected == 0 && s.host_interpreter) return;  // nothing measured on a device
   md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
   for (const FastP& f : s.fast_p) {
     if (f.threshold == 0.0) continue;  // fast_0 is the correctness rate
@@ -125,7 +132,8 @@ void append_versus(std::string& md, const Summary& s) {
     md += fmt::format("Geomean speedup: {}. {} passing case{} timed against it, {} where it was unavailable.\n\n",
                       geomean_text(v.geomean.value, v.geomean.ci95, v.geomean.cases), v.timed,
                       v.timed == 1 ? "" : "s", v.unavailable);
-    md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
+    if (s.device_selected == 0 && s.host_interpreter) return;  // nothing measured on a device
+  md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
     for (const FastP& f : v.fast_p) {
       if (f.threshold == 0.0) continue;
       md += fmt::format("| {} | {} | {} |\n", fast_label(f.threshold), rate_with_ci(f),
@@ -241,7 +249,8 @@ void append_cases(std::string& md, const Summary& s) {
     std::string id = row.verdict ? fmt::format("[{}]({})", md_code(row.case_id),
                                                url_path("cases/" + row.case_id + "/result.json"))
                                  : md_code(row.case_id);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", id, verdict, format_speedup(row.speedup),
+    if (row.execution == "host_interpreter") verdict += " (host interpreter)";
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", id, verdict, speedup_cell(row),
                       format_ms(row.reference_ms), format_ms(row.candidate_ms),
                       md_text(one_line(row.reason, kReasonCells)));
   }

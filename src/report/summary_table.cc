@@ -57,6 +57,7 @@ std::vector<std::string> headline_items(const Summary& s) {
                       ? fmt::format("geomean {} over {}", format_speedup(s.geomean_speedup), s.speedup_cases)
                       : fmt::format("geomean {}", kAbsent));
   if (s.baseline) items.push_back(baseline_line(*s.baseline));
+  if (s.host_interpreter) items.push_back(host_interpreter_line(*s.host_interpreter));
   if (s.pass_at_k) {
     for (const auto& [k, rate] : s.pass_at_k->rate) {
       if (k == 1 || k == s.pass_at_k->samples)
@@ -82,7 +83,7 @@ std::vector<std::string> row_cells(const CaseRow& row) {
   if (row.baseline) verdict += " (baseline)";
   return {row.case_id,
           verdict,
-          format_speedup(row.speedup),
+          speedup_cell(row),
           format_ms(row.reference_ms),
           format_ms(row.candidate_ms),
           one_line(row.reason, 400)};

@@ -293,3 +293,40 @@ TEST(Summarize, PassAtKIsTheMeanOverSampledCases) {
 
 }  // namespace
 }  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+// Host-interpreter cases (verifier.execution) count as passes and fails but
+// never in fast_p or the geomean: no device measured them, and a simulated
+// time is never a speedup.
+TEST(Summarize, HostInterpreterCasesStayOutOfFastPAndTheGeomean) {
+  std::vector<CaseResult> results = {
+      make_result("level1/1_A", Verdict::kPass, 2.0),
+      make_result("pto_case/1_B", Verdict::kPass),
+      make_result("pto_case/2_C", Verdict::kPass),
+      make_result("pto_case/3_D", Verdict::kFailCheat),
+  };
+  for (std::size_t i = 1; i < results.size(); ++i) results[i].execution = "host_interpreter";
+  results[1].simulated = SimulatedTime{2.344, "us", "pypto cost model"};
+  Summary s = summarize(results, {});
+  EXPECT_EQ(s.total.passed(), 3);
+  EXPECT_EQ(s.device_selected, 1);
+  ASSERT_TRUE(s.host_interpreter);
+  EXPECT_EQ(s.host_interpreter->cases, 3);
+  EXPECT_EQ(s.host_interpreter->passed, 2);
+  EXPECT_EQ(s.host_interpreter->simulated, 1);
+  ASSERT_FALSE(s.fast_p.empty());
+  EXPECT_EQ(s.fast_p[0].count, 1);  // fast_0 over the device case alone
+  EXPECT_DOUBLE_EQ(*s.fast_p[0].rate, 1.0);
+  EXPECT_EQ(s.speedup_cases, 1);
+  EXPECT_EQ(speedup_cell(s.cases[1]), "sim 2.344 us");
+  EXPECT_EQ(speedup_cell(s.cases[2]), "host interpreter");
+  auto only_host = summarize({results[1], results[2]}, {});
+  EXPECT_EQ(only_host.device_selected, 0);
+  EXPECT_FALSE(only_host.fast_p[1].rate);  // no rate over no measured case
+  EXPECT_FALSE(only_host.geomean_speedup);
+}
+
+}  // namespace
+}  // namespace kgym::report
