@@ -3,6 +3,7 @@
 // environment says of its sample and device (agent_env), and the workflow
 // stages run inside the generation phase (launch_stage, check_stage,
 // stage_checked, end_generation).
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -49,9 +50,18 @@ util::ProcessSpec SampleFlow::sandboxed(const util::ProcessSpec& spec, Boxed who
     for (const auto& dir : options_.agent_hidden) {
       if (std::filesystem::is_directory(dir, ec)) policy.hidden.push_back(dir);
     }
-    // The agent program itself stays visible when it lives in a hidden tree.
-    if (!spec.argv.empty() && std::filesystem::path(spec.argv.front()).is_absolute())
-      policy.read_only.push_back(spec.argv.front());
+    // The agent program itself stays visible when it lives in a hidden tree
+    // or under the box's own /tmp (bound only then: binding a program that
+    // is a symlink, a venv's python3, over the read-only root fails).
+    if (!spec.argv.empty() && std::filesystem::path(spec.argv.front()).is_absolute()) {
+      std::filesystem::path program = spec.argv.front();
+      auto under = [&](const std::filesystem::path& dir) {
+        auto relative = program.lexically_relative(dir);
+        return !relative.empty() && *relative.begin() != "..";
+      };
+      bool in_hidden = under("/tmp") || std::ranges::any_of(policy.hidden, under);
+      if (in_hidden) policy.read_only.push_back(program);
+    }
     for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
     policy.writable.emplace_back(id_.work, std::filesystem::path());
     // Its own log (profiles read their transcript back from it) and the

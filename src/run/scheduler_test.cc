@@ -148,7 +148,8 @@ TEST_F(SchedulerTest, AgentRunsInItsSandboxWithItsWorkspaceWritableAndTheDataset
     if (*it == "--tmpfs" && it + 1 != agent->argv.end()) hidden.push_back(*(it + 1));
   }
   EXPECT_EQ(hidden, (std::vector<std::string>{"/tmp", (root_ / "bench").string(), (root_ / "run").string()}));
-  EXPECT_EQ(arg_after(*agent, "--ro-bind-try"), "/opt/agent");
+  // The program is bound again only when it lives in a hidden tree.
+  EXPECT_FALSE(has_arg(*agent, "--ro-bind-try"));
   EXPECT_EQ(agent->env.at("TMPDIR"), "/tmp");
   // A private home in the case dir, writable, with the XDG dirs below it.
   fs::path home = agent->env.at("HOME");
@@ -160,6 +161,31 @@ TEST_F(SchedulerTest, AgentRunsInItsSandboxWithItsWorkspaceWritableAndTheDataset
   for (auto it = agent->argv.begin(); it + 1 != agent->argv.end(); ++it)
     bound |= *it == "--bind" && *(it + 1) == home;
   EXPECT_TRUE(bound);
+}
+
+TEST_F(SchedulerTest, AnAgentProgramInAHiddenTreeOrTmpIsBoundBackIntoTheBox) {
+  config_.agent.kind = "command";
+  config_.bench_dir = root_ / "bench";
+  options_.sandbox_mode = util::SandboxMode::kBwrap;
+  options_.agent_hidden = {root_ / "bench"};
+  int run = 0;
+  for (std::string program : {(root_ / "bench" / "agent.sh").string(), std::string("/tmp/kgym-agent.sh")}) {
+    config_.agent.argv = {program};
+    options_.run_dir = root_ / ("run" + std::to_string(++run));
+    script = [&](const ProcessSpec& s) {
+      if (!has_arg(s, program)) return default_script(s);
+      fs::path cwd = arg_after(s, "--chdir");
+      return FakeOutcome{
+          std::chrono::milliseconds(10), {}, [cwd] { std::ofstream(cwd / "model_new.py") << "x = 1\n"; }};
+    };
+    run_all();
+    const ProcessSpec* agent = nullptr;
+    for (const ProcessSpec& s : runner_->started()) {
+      if (has_arg(s, program)) agent = &s;
+    }
+    ASSERT_NE(agent, nullptr) << program;
+    EXPECT_EQ(arg_after(*agent, "--ro-bind-try"), program);
+  }
 }
 
 TEST_F(SchedulerTest, AgentEnvChoosesItsOwnHome) {
