@@ -99,6 +99,63 @@ TEST(ExploitCorpus, CudaExploitsAreCaughtAndTheCudaSamplesAreClean) {
   }
 }
 
+// A "backend: " docstring line of an exploit ("cuda"), "" when absent.
+std::string backend_line(const std::string& source) {
+  auto at = source.find("\nbackend: ");
+  if (at == std::string::npos) return "";
+  return source.substr(at + 10, source.find('\n', at + 1) - at - 10);
+}
+
+// Candidates for a host interpreter (verifier.execution, docs/backends.md):
+// the corpus's exploits (tests/exploits/host_interpreter/) are caught by
+// their rule; the pto_case sample solutions in Triton and PyPTO are clean;
+// each sample cheat is caught by the rule its docstring expects, or by
+// none when the runtime layer decides it.
+TEST(ExploitCorpus, HostInterpreterExploitsAndSamples) {
+  auto files = python_files(kSource / "tests/exploits/host_interpreter");
+  ASSERT_GE(files.size(), 6u);
+  std::set<std::string> rules;
+  for (const auto& file : files) {
+    std::string source = read(file);
+    std::string head = docstring_head(source);
+    std::string rule = head.substr(0, head.find(':'));
+    CheckOptions options{.backend = backend_line(source), .execution = "host_interpreter"};
+    ASSERT_FALSE(options.backend.empty()) << file << ": no 'backend: ' line";
+    auto findings = check_candidate(source, file.filename().string(), options);
+    EXPECT_TRUE(std::ranges::any_of(findings, [&](const Finding& f) { return f.rule == rule && f.fatal(); }))
+        << file << " is not caught by " << rule << describe(findings);
+    rules.insert(rule);
+  }
+  for (std::string rule : {"static.kernel_body", "static.host_compute", "static.no_kernel"})
+    EXPECT_TRUE(rules.contains(rule)) << "no host-interpreter exploit for " << rule;
+  for (auto [dir, backend] : {std::pair{"solutions_triton", "cuda"}, std::pair{"solutions_pypto", "npu"}}) {
+    auto samples = python_files(kSource / "data/sample" / dir);
+    ASSERT_EQ(samples.size(), 3u) << dir;
+    for (const auto& file : samples) {
+      auto findings = check_candidate(read(file), "model_new.py", {.backend = backend, .execution = "host_interpreter"});
+      EXPECT_EQ(first_fatal(findings), nullptr) << file << describe(findings);
+    }
+  }
+  for (auto [dir, backend] : {std::pair{"cheats_triton", "cuda"}, std::pair{"cheats_pypto", "npu"}}) {
+    auto cheats = python_files(kSource / "data/sample" / dir);
+    ASSERT_EQ(cheats.size(), 2u) << dir;
+    for (const auto& file : cheats) {
+      std::string source = read(file);
+      auto at = source.find("fail_cheat (");
+      ASSERT_NE(at, std::string::npos) << file << ": no expected verdict";
+      std::string rule = source.substr(at + 12, source.find_first_of(":)", at) - at - 12);
+      auto findings = check_candidate(source, "model_new.py", {.backend = backend, .execution = "host_interpreter"});
+      const Finding* fatal = first_fatal(findings);
+      if (rule.starts_with("runtime.")) {
+        EXPECT_EQ(fatal, nullptr) << file << " is for the runtime layer" << describe(findings);
+      } else {
+        ASSERT_NE(fatal, nullptr) << file << describe(findings);
+        EXPECT_EQ(fatal->rule, rule) << file << describe(findings);
+      }
+    }
+  }
+}
+
 TEST(ExploitCorpus, HonestCandidatesHaveNoFatalFinding) {
   auto files = python_files(kSource / "tests/exploits/honest");
   ASSERT_GE(files.size(), 5u);
