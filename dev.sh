@@ -76,7 +76,7 @@ EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
 TRITON_VERSION=3.9.0
 PYPTO_VERSION=0.2.0
 
-TORCH2_TESTS='^(e2e_10_demo|e2e_20_verify|e2e_52_sizes|e2e_70_runtime_exploits|e2e_72_warm_workers|e2e_73_opencode_client|e2e_77_torch_versions|e2e_78_cuda_build|e2e_79_compile_baseline)$|^(TimingTest|VerifierTest|WarmPool|WarmWorkers|ZygoteChild|MemoryDeath|ExploitCorpus)\.'
+TORCH2_TESTS='^(e2e_10_demo|e2e_20_verify|e2e_52_sizes|e2e_70_runtime_exploits|e2e_72_warm_workers|e2e_73_opencode_client|e2e_77_torch_versions|e2e_78_cuda_build|e2e_79_compile_baseline|e2e_81_host_interpreter)$|^(TimingTest|VerifierTest|WarmPool|WarmWorkers|ZygoteChild|MemoryDeath|ExploitCorpus)\.'
 
 # need PACKAGE...: the Debian packages one command needs beyond deps().
 need() {
