@@ -68,7 +68,9 @@ std::expected<verify::VerifyRequest, std::string> request_from_file(const std::s
   }
 }
 
-std::expected<verify::VerifyRequest, std::string> request_from_flags(const VerifyOptions& o) {
+// `size` is problem.size as configured: whether the reference solves the
+// sizes depends on the execution, which run_verify resolves.
+std::expected<verify::VerifyRequest, std::string> request_from_flags(const VerifyOptions& o, ProblemSize& size) {
   verify::VerifyRequest req;
   for (auto [flag, path] : {std::pair{"--problem", &o.problem}, std::pair{"--candidate", &o.candidate}}) {
     if (path->empty()) return std::unexpected(fmt::format("{} FILE is required", flag));
@@ -83,7 +85,6 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   // config loader in every case (as for `kgym run` and `kgym lint`); without
   // a config only the overrides are taken from it.
   bool with_config = !o.config_file.empty() || !o.sets.empty();
-  ProblemSize size;
   BuildConfig build;
   if (with_config || !o.overrides.empty() || !o.size.empty() || !o.precision.empty()) {
     ConfigSource source;
@@ -104,14 +105,18 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     size = config->size;
   }
   if (o.backend) req.config.backend = *o.backend;
-  if (!o.execution.empty()) req.config.execution = o.execution;
+  if (o.execution == "auto") {
+    req.config.execution = "device";
+    req.config.execution_auto = true;
+  } else if (!o.execution.empty()) {
+    req.config.execution = o.execution;
+    req.config.execution_auto = false;
+  }
   if (!find_backend(req.config.backend, req.config.execution)) {
     return std::unexpected(fmt::format("backend {} has no {} execution; host_interpreter is for cuda "
                                        "(Triton) and npu (PyPTO)",
                                        req.config.backend, req.config.execution));
   }
-  // The reference worker chooses the sizes as it loads the problem.
-  if (sizes_automatically(size, backend_of(req.config))) req.solve_sizes = size;
   if (!o.python.empty()) req.config.python = o.python;
   if (!o.mode.empty()) req.config.mode = o.mode;
   if (o.trials > 0) req.config.trials = o.trials;
@@ -126,7 +131,8 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
 }
 
 int run_verify(const VerifyOptions& o) {
-  auto req = o.request_file.empty() ? request_from_flags(o) : request_from_file(o.request_file);
+  ProblemSize size;
+  auto req = o.request_file.empty() ? request_from_flags(o, size) : request_from_file(o.request_file);
   if (!req) return usage_error(req.error());
   if (o.build_stage) req->build_stage = true;
   // The interpreter, resolved once: as given (--python, or a run's request),
@@ -141,12 +147,17 @@ int run_verify(const VerifyOptions& o) {
     env = std::move(*python);
   }
   if (o.request_file.empty()) {
-    if (auto usable = verify::check_backend(req->python, backend_of(req->config)); !usable) {
+    if (auto usable = verify::resolve_execution(req->python, req->config); !usable) {
       // A CUDA build of torch without a GPU still builds CUDA candidates.
       std::string_view builds_on = backend_of(req->config).builds_on_torch;
       if (builds_on.empty() || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
       req->build_only = usable.error();
+    } else {
+      req->config.execution = usable->execution;
+      if (!usable->note.empty()) fmt::print(stderr, "kgym verify: {}\n", usable->note);
     }
+    // The reference worker chooses the sizes as it loads the problem.
+    if (sizes_automatically(size, backend_of(req->config))) req->solve_sizes = size;
     if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {
       if (auto reachable = verify::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
         return usage_error(reachable.error());
@@ -201,9 +212,9 @@ Command add_verify_command(CLI::App& root) {
   app->add_option("--backend", options->backend, "cpu | cuda | npu (default: the config's, else cpu)")
       ->check(CLI::IsMember(backend_choices()));
   app->add_option("--execution", options->execution,
-                  "device | host_interpreter: cuda's Triton or npu's PyPTO kernels checked on this host's CPU "
-                  "(default: the config's, else device)")
-      ->check(CLI::IsMember({"device", "host_interpreter"}));
+                  "device | host_interpreter | auto: cuda's Triton or npu's PyPTO kernels checked on this "
+                  "host's CPU (auto: when the device is missing; default: the config's, else device)")
+      ->check(CLI::IsMember({"device", "host_interpreter", "auto"}));
   app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
   app->add_option("--mode", options->mode, "correctness | performance (default: performance)")
       ->check(CLI::IsMember({"correctness", "performance"}));

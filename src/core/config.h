@@ -60,6 +60,9 @@ struct VerifierConfig {
   // "device" | "host_interpreter": the backend's kernels checked on this
   // host's CPU by their language's interpreter (docs/backends.md).
   std::string execution = "device";
+  // execution: auto. `execution` says "device" until the run's preflight
+  // (or kgym verify) finds the device missing and the interpreter there.
+  bool execution_auto = false;
   std::optional<std::string> python;  // interpreter; nullopt = auto-detect
   std::string mode = "performance";   // "correctness" | "performance"
   int trials = 3;

@@ -99,6 +99,7 @@ json config_record(const Config& c) {
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
   if (v.execution != "device") record["verifier"]["execution"] = v.execution;
+  if (v.execution_auto) record["verifier"]["execution_auto"] = true;
   const BuildConfig& b = c.build;
   if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {
     record["build"] = {{"jobs", b.jobs},

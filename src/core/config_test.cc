@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/config_record.h"
 #include "core/config_test_fixture.h"
 
 namespace kgym {
@@ -265,6 +266,22 @@ TEST_F(BundledConfigTest, BundledDefaultLoads) {
   EXPECT_EQ(config->verifier.call_timeout, std::chrono::seconds(10));
   EXPECT_EQ(config->concurrency, 2);
   EXPECT_EQ(config->devices, (std::vector<std::string>{"0", "1"}));
+}
+
+TEST_F(ConfigTest, ExecutionIsTheDeviceAHostInterpreterOrAuto) {
+  auto interpreted = load(std::string(kMinimal) + "verifier:\n  backend: npu\n  execution: host_interpreter\n");
+  ASSERT_TRUE(interpreted.has_value()) << interpreted.error().message;
+  EXPECT_EQ(interpreted->verifier.execution, "host_interpreter");
+  EXPECT_FALSE(interpreted->verifier.execution_auto);
+  // auto stays the device until the run's preflight resolves it.
+  auto automatic = load(std::string(kMinimal) + "verifier:\n  backend: cuda\n  execution: auto\n");
+  ASSERT_TRUE(automatic.has_value()) << automatic.error().message;
+  EXPECT_EQ(automatic->verifier.execution, "device");
+  EXPECT_TRUE(automatic->verifier.execution_auto);
+  EXPECT_EQ(config_record(*automatic)["verifier"]["execution_auto"], true);
+  auto cpu = load(std::string(kMinimal) + "verifier:\n  backend: cpu\n  execution: host_interpreter\n");
+  ASSERT_FALSE(cpu.has_value());
+  EXPECT_TRUE(Contains(cpu.error().message, "backend cpu has no host_interpreter execution"));
 }
 
 TEST_F(BundledConfigTest, CommandAgentExampleLoads) {

@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kVerifierKeys[] = {
     "backend", "python",        "mode",       "execution", "trials",       "timeout_sec", "call_timeout_sec",
     "threads", "compile_cache", "tolerances", "timing",    "warm_workers", "baselines"};
-constexpr std::string_view kExecutions[] = {"device", "host_interpreter"};
+constexpr std::string_view kExecutions[] = {"device", "host_interpreter", "auto"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
 constexpr std::string_view kBaselines[] = {"eager", "compile"};
 constexpr std::string_view kModes[] = {"correctness", "performance"};
@@ -137,7 +137,12 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
   }
   if (auto entry = fields.get("execution")) {
     if (auto value = reader.choice(*entry, kExecutions)) {
-      if (find_backend(verifier.backend, *value)) {
+      if (*value == "auto") {
+        // Resolved before any case: the device when the interpreter has it,
+        // else the host interpreter (a backend without one: its device).
+        verifier.execution = "device";
+        verifier.execution_auto = true;
+      } else if (find_backend(verifier.backend, *value)) {
         verifier.execution = *value;
       } else {
         reader.error(*entry, fmt::format("backend {} has no {} execution", verifier.backend, *value),

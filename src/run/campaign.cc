@@ -209,10 +209,14 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
   // A backend the interpreter cannot use would fail every case after its
   // agent ran; say so before any work. (On a cluster the login node may
   // have no device: the task checks on its node.)
+  out.execution = config.verifier.execution;
   if (check_backend) {
-    if (auto usable = verify::check_backend(out.python.python, backend_of(config.verifier)); !usable)
+    auto resolved = verify::resolve_execution(out.python.python, config.verifier);
+    if (!resolved)
       return std::unexpected(
-          fmt::format("{}: key 'verifier.backend': {}", config.source.string(), usable.error()));
+          fmt::format("{}: key 'verifier.backend': {}", config.source.string(), resolved.error()));
+    out.execution = resolved->execution;
+    out.execution_note = resolved->note;
   }
   auto sandbox = util::resolve_sandbox_mode(config.sandbox.mode);
   if (!sandbox)
@@ -314,13 +318,17 @@ RunOutcome run_slurm(const Config& config, const CampaignOptions& options, const
 
 }  // namespace
 
-CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer) {
-  bool on_cluster = config.executor.kind == "slurm";
-  auto pre = preflight(config, /*check_backend=*/!on_cluster);
+CampaignStatus run_campaign(const Config& given, const CampaignOptions& options, Printer& printer) {
+  bool on_cluster = given.executor.kind == "slurm";
+  auto pre = preflight(given, /*check_backend=*/!on_cluster);
   if (!pre) {
     printer.error(fmt::format("kgym: {}", pre.error()));
     return CampaignStatus::kUsageError;
   }
+  // The run goes on with verifier.execution resolved (execution: auto).
+  Config config = given;
+  config.verifier.execution = pre->execution;
+  if (!pre->execution_note.empty()) printer.line(fmt::format("kgym run: {}", pre->execution_note));
   if (auto ok = util::make_dirs(config.output_root); !ok) {
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;

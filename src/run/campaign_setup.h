@@ -21,6 +21,10 @@ struct Preflight {
   std::vector<Case> cases;
   verify::PythonEnv python;
   util::SandboxMode sandbox = util::SandboxMode::kNone;
+  // verifier.execution as the run uses it (execution: auto resolved, when
+  // the backend was checked), and why auto chose a host interpreter.
+  std::string execution;
+  std::string execution_note;
 };
 
 // The checks every run passes before any work; the error is one message

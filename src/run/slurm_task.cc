@@ -101,6 +101,14 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
   }
   config->executor.kind = "local";
   config->concurrency = 1;
+  // The node's own device decides execution: auto.
+  auto pre = preflight(*config, /*check_backend=*/true);
+  if (!pre) {
+    printer.error(fmt::format("kgym slurm-task: {}", pre.error()));
+    return 1;
+  }
+  config->verifier.execution = pre->execution;
+  if (!pre->execution_note.empty()) printer.line(fmt::format("kgym slurm-task: {}", pre->execution_note));
   const Backend& backend = backend_of(config->verifier);
   config->devices = granted_devices(backend, config->devices, getenv_text);
   if (auto granted = getenv_text("SLURM_CPUS_PER_TASK"); granted && backend.devices_are_cores) {
@@ -112,11 +120,6 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
           "timings interfere; use task/affinity or task/cgroup (docs/cluster.md)",
           *granted, cores));
     }
-  }
-  auto pre = preflight(*config, /*check_backend=*/true);
-  if (!pre) {
-    printer.error(fmt::format("kgym slurm-task: {}", pre.error()));
-    return 1;
   }
   auto chosen = std::ranges::find_if(pre->cases, [&](const Case& c) { return c.id() == case_id; });
   if (chosen == pre->cases.end()) {

@@ -114,6 +114,24 @@ std::expected<void, std::string> check_backend(const std::string& python, const 
                   info.name, python, answer, info.runtime_module));
 }
 
+std::expected<ResolvedExecution, std::string> resolve_execution(const std::string& python,
+                                                              const VerifierConfig& verifier,
+                                                              std::chrono::seconds timeout) {
+  const Backend& device = backend_named(verifier.backend, verifier.execution);
+  auto usable = check_backend(python, device, timeout);
+  if (usable) return ResolvedExecution{verifier.execution, ""};
+  const Backend* host = verifier.execution_auto ? find_backend(verifier.backend, "host_interpreter") : nullptr;
+  if (!host) return std::unexpected(usable.error());
+  if (auto interpreted = check_backend(python, *host, timeout); !interpreted) {
+    return std::unexpected(fmt::format("verifier.execution is auto and neither works: {}; and {}",
+                                       usable.error(), interpreted.error()));
+  }
+  return ResolvedExecution{std::string(host->execution),
+                           fmt::format("no {} device for {}: its kernels are checked on the {} host "
+                                       "interpreter instead (verifier.execution: auto; correctness only)",
+                                       verifier.backend, python, host->interpreter_module)};
+}
+
 std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::string>& configured,
                                                      std::chrono::seconds per_try) {
   std::vector<std::string> candidates = configured ? std::vector<std::string>{*configured}

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/config.h"
 
 namespace kgym::verify {
 
@@ -38,5 +39,17 @@ std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::st
 // (backend or interpreter). Bounded by `timeout`.
 std::expected<void, std::string> check_backend(const std::string& python, const Backend& backend,
                                                std::chrono::seconds timeout = std::chrono::seconds(120));
+
+// The execution a verification runs, checked like check_backend: the
+// configured one, or for `execution: auto` the device when `python` can use
+// it, else the backend's host interpreter when `python` has that. `note`
+// says, when auto chose the interpreter, why; the error names both checks.
+struct ResolvedExecution {
+  std::string execution;
+  std::string note;
+};
+std::expected<ResolvedExecution, std::string> resolve_execution(
+    const std::string& python, const VerifierConfig& verifier,
+    std::chrono::seconds timeout = std::chrono::seconds(120));
 
 }  // namespace kgym::verify

@@ -76,6 +76,13 @@ if [[ " ${languages[*]} " == *" pypto "* ]]; then
   sed 's/pypto.relu(x + bias)/pypto.relu(x - bias)/' "$S/solutions_pypto/pto_case/1_AddReLU/model_new.py" >"$TMP/wrong_pypto.py"
   expect_exit 1 "a wrong PyPTO kernel" verify_host pypto 1_AddReLU "$TMP/wrong_pypto.py" wrong-pypto correctness
   expect_verdict "$TMP/wrong-pypto/result.json" fail_correctness
+  # execution auto: no NPU here, so PyPTO's interpreter, and it says so.
+  mkdir -p "$TMP/auto"
+  expect_exit 0 "verify --execution auto on npu without an NPU" "$KGYM" verify --backend npu --execution auto \
+    --python "$python" --problem "$S/pto_case/2_RowSum.py" --mode correctness --json "$TMP/auto/result.json" \
+    --candidate "$S/solutions_pypto/pto_case/2_RowSum/model_new.py"
+  expect_output "verifier.execution: auto; correctness only" "says it chose the host interpreter"
+  check "the result says host_interpreter" test "$(field "$TMP/auto/result.json" 'r["execution"]')" = host_interpreter
 fi
 if [[ " ${languages[*]} " == *" triton "* ]]; then
   sed 's/tl.maximum(x + bias, 0.0)/tl.maximum(x - bias, 0.0)/' "$S/solutions_triton/pto_case/1_AddReLU/model_new.py" >"$TMP/wrong_triton.py"
@@ -132,48 +139,16 @@ case "$(head -n 1 "$prompt")" in
 esac
 SH
 chmod +x "$TMP/agent.sh"
-P="$SRC/configs/examples/workflow_prompts"
-cat >"$TMP/workflow.yaml" <<YAML
-bench_dir: $S
-level: pto_case
-cases: "1"
-output: {root_dir: $TMP/runs, run_name: pypto-workflow}
-# The stored answers this scripted agent copies, and the interpreter its golden gate runs.
-sandbox: {agent_read_only: ["$S/solutions_pypto", "$(dirname "$(dirname "$python")")"]}
-agent:
-  kind: command
-  argv: ["$TMP/agent.sh", "{prompt_file}"]
-  env: {SOLUTIONS: "$S/solutions_pypto"}
-  artifacts: [model_new.py, PLAN.md, golden.py, DESIGN.md]
-workflow:
-  max_attempts: 2
-  stages:
-    - name: plan
-      prompt: $P/plan.md
-      artifacts: [PLAN.md]
-      gates:
-        - {kind: headings, file: PLAN.md, headings: ['## Goal', '## Approach', '## Verification']}
-    - name: golden
-      prompt: $P/golden.md
-      artifacts: [golden.py, test_golden.py]
-      gates:
-        - {kind: python_symbols, file: golden.py, symbols: [golden]}
-        - {kind: command, argv: [$python, test_golden.py], marker: GOLDEN_OK, timeout_sec: 300}
-    - name: design
-      prompt: $P/design.md
-      artifacts: [DESIGN.md]
-      gates:
-        - {kind: headings, file: DESIGN.md, headings: [Kernel, Parallelism, Memory, Risks]}
-    - name: develop
-      prompt: $P/develop.md
-      artifacts: [model_new.py]
-      gates:
-        - {kind: python_symbols, file: model_new.py, symbols: [ModelNew]}
-        - {kind: static_check, file: model_new.py}
-verifier: {backend: npu, execution: host_interpreter, python: $python, mode: performance}
-YAML
-expect_exit 0 "the 4-stage workflow on pto_case/1_AddReLU, verified on PyPTO's host interpreter" \
-  "$KGYM" run --config "$TMP/workflow.yaml"
+# configs/examples/pypto_workflow.yaml as a user runs it, with the scripted
+# agent in place of opencode; execution: auto finds no NPU here.
+expect_exit 0 "the 4-stage PyPTO workflow on pto_case/1_AddReLU, verified on PyPTO's host interpreter" \
+  "$KGYM" run --config "$SRC/configs/examples/pypto_workflow.yaml" --set cases=1 \
+  --set output="{root_dir: $TMP/runs, run_name: pypto-workflow}" \
+  --set agent="{kind: command, argv: [$TMP/agent.sh, '{prompt_file}'], env: {SOLUTIONS: $S/solutions_pypto}, artifacts: [model_new.py, PLAN.md, golden.py, DESIGN.md]}" \
+  --set sandbox.agent_read_only="[$S/solutions_pypto, $(dirname "$(dirname "$python")")]" \
+  --set verifier.python="$python"
+expect_output "no npu device for $python: its kernels are checked on the pypto host interpreter instead" \
+  "execution: auto says it chose the host interpreter"
 C="$TMP/runs/pypto-workflow/cases/pto_case/1_AddReLU"
 expect_verdict "$C/result.json" pass
 check "every stage passed its gates once" test \
@@ -181,4 +156,7 @@ check "every stage passed its gates once" test \
   = "[('plan', 1), ('golden', 1), ('design', 1), ('develop', 1)]"
 check "verified on the host interpreter with a simulated time" test \
   "$(field "$C/result.json" '(r["execution"], r["performance"]["simulated"]["unit"])')" = "('host_interpreter', 'us')"
+check "run.json records the execution auto chose" test \
+  "$(field "$TMP/runs/pypto-workflow/run.json" '(r["config"]["verifier"]["execution"], r["config"]["verifier"]["execution_auto"])')" \
+  = "('host_interpreter', True)"
 finish
