@@ -41,6 +41,9 @@ struct AgentConfig {
   // The agent leases a device before it starts and keeps it through its own
   // verification (docs/agents.md "Devices"); false: only verification does.
   bool needs_device = false;
+  // What a transcript flag does (docs/anti-cheat.md "Transcripts"): "warn"
+  // records it; "fail" makes the sample fail_cheat (cheat.layer transcript).
+  std::string transcript_policy = "warn";
   // kind: replay
   std::filesystem::path replay_dir;
 };

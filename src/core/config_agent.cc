@@ -17,7 +17,8 @@ namespace {
 
 constexpr std::string_view kAgentKeys[] = {
     "kind", "argv",   "env",        "timeout_sec",    "workdir",   "artifacts", "model",
-    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network",   "needs_device"};
+    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network",   "needs_device",
+    "transcript_policy"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "reference", "opencode", "claude", "codex"};
 
 // The kinds that run no process of their own.
@@ -270,6 +271,10 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
       else
         agent.needs_device = *needs;
     }
+  }
+  if (auto entry = agent_map.get("transcript_policy")) {
+    constexpr std::string_view kPolicies[] = {"warn", "fail"};
+    if (auto value = reader.choice(*entry, kPolicies)) agent.transcript_policy = *value;
   }
   if (auto entry = agent_map.get("env")) read_env(reader, *entry, agent);
   if (auto entry = agent_map.get("artifacts")) read_artifacts(reader, *entry, agent);

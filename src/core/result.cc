@@ -143,6 +143,9 @@ SamplesSummary samples_from_json(const json& j) {
 }
 
 json to_json(const Generation& g) {
+  json flags = json::array();
+  for (const TranscriptFlag& f : g.transcript_flags)
+    flags.push_back({{"rule", f.rule}, {"evidence", f.evidence}, {"file", f.file}, {"line", f.line}});
   return {{"outcome", g.outcome},
           {"exit_code", optional_json(g.exit_code)},
           {"duration_s", optional_json(g.duration_s)},
@@ -154,7 +157,8 @@ json to_json(const Generation& g) {
           {"agent_version", optional_json(g.agent_version)},
           {"prompt_sha256", optional_json(g.prompt_sha256)},
           {"transcript", optional_json(g.transcript)},
-          {"stages", stages_json(g.stages)}};
+          {"stages", stages_json(g.stages)},
+          {"transcript_flags", flags}};
 }
 
 Generation generation_from_json(const json& g) {
@@ -174,6 +178,13 @@ Generation generation_from_json(const json& g) {
   gen.prompt_sha256 = optional_at<std::string>(g, "prompt_sha256");
   gen.transcript = optional_at<std::string>(g, "transcript");
   if (auto st = g.find("stages"); st != g.end() && st->is_array()) gen.stages = stages_from_json(*st);
+  if (auto flags = g.find("transcript_flags"); flags != g.end() && flags->is_array()) {
+    for (const json& f : *flags) {
+      if (!f.is_object()) continue;
+      gen.transcript_flags.push_back(
+          {f.value("rule", ""), f.value("evidence", ""), f.value("file", ""), f.value("line", 0)});
+    }
+  }
   return gen;
 }
 

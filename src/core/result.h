@@ -143,6 +143,15 @@ struct StageRecord {
   bool passed = false;
 };
 
+// A transcript rule that fired on something the agent did
+// (docs/anti-cheat.md "Transcripts").
+struct TranscriptFlag {
+  std::string rule;      // "transcript.reference_lookup"
+  std::string evidence;  // "shell: find / -name 1_ReLU.py"
+  std::string file;      // the transcript, relative to the case dir
+  int line = 0;          // 1-based line of that file (a part's position in an export)
+};
+
 struct Generation {
   std::string outcome = "ok";  // to_string(GenerationOutcome)
   std::optional<int> exit_code;
@@ -157,6 +166,7 @@ struct Generation {
   std::optional<std::string> prompt_sha256;  // of the (first) prompt the agent was given
   std::optional<std::string> transcript;     // relative to the case dir, e.g. "session/transcript.jsonl"
   std::vector<StageRecord> stages;           // workflow stages; empty without a workflow
+  std::vector<TranscriptFlag> transcript_flags;
 };
 
 // Seconds. The verification phases (worker_start_s .. timing_s) do not add

@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/case_paths.h"
 #include "report/format.h"
@@ -74,6 +75,12 @@ void headline(std::string& html, const Summary& s) {
        fmt::format("{} of {} cases", s.total.passed(), s.total.selected));
   card(html, "cheat", esc(format_rate(s.total.cheat_rate())),
        fmt::format("{} of {} cases", s.total.count(Verdict::kFailCheat), s.total.selected));
+  if (s.transcript_flagged_cases > 0) {
+    std::vector<std::string> rules;
+    for (const auto& [rule, count] : s.transcript_flags) rules.push_back(fmt::format("{} {}", rule, count));
+    card(html, "transcript flags", esc(fmt::format("{} of {} cases", s.transcript_flagged_cases, s.total.selected)),
+         fmt::format("{}", fmt::join(rules, ", ")));
+  }
   if (const auto& h = s.host_interpreter) {
     card(html, "host interpreter", esc(fmt::format("{} of {} cases", h->cases, s.total.selected)),
          fmt::format("{} pass, {} with a simulated time; correctness only, never in fast_p or the geomean",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,8 @@ CaseRow row_of(const CaseResult& r) {
   row.level = std::string(level_of(r.case_id));
   row.verdict = r.verdict;
   if (r.cheat) row.cheat_rule = r.cheat->rule;
+  if (r.generation)
+    for (const TranscriptFlag& f : r.generation->transcript_flags) row.transcript_flags.push_back(f.rule);
   row.reason = r.reason;
   row.baseline = r.baseline;
   row.execution = r.execution;
@@ -332,6 +335,11 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
     level_rows[row.level].push_back(&row);
     all_rows.push_back(&row);
     if (row.cheat_rule) ++s.cheats_by_rule[*row.cheat_rule];
+    if (!row.transcript_flags.empty()) {
+      ++s.transcript_flagged_cases;
+      std::set<std::string> rules(row.transcript_flags.begin(), row.transcript_flags.end());
+      for (const std::string& rule : rules) ++s.transcript_flags[rule];
+    }
     for (const std::string& flag : row.timing_flags) ++s.timing_flags[flag];
     if (usable_speedup(row) && row.speedup_ci95 && row.speedup_ci95->lo > 1.0) ++s.faster_with_confidence;
   }

@@ -99,6 +99,8 @@ struct CaseRow {
   std::string level;
   std::optional<Verdict> verdict;
   std::optional<std::string> cheat_rule;  // the rule that fired, for fail_cheat
+  // Rule ids of the flags the agent's transcript raised (one per flag).
+  std::vector<std::string> transcript_flags;
   std::optional<double> speedup;          // median, reference / candidate
   std::optional<Interval> speedup_ci95;
   std::optional<double> reference_ms;
@@ -184,6 +186,10 @@ struct Summary {
   std::vector<LevelSummary> levels;           // natural level order
   std::vector<CaseRow> cases;                 // case id order (see case_order.h)
   std::map<std::string, int> cheats_by_rule;  // rule id -> fail_cheat cases it decided
+  // Transcript rule id -> cases whose agent transcript raised it, and how
+  // many cases raised any (docs/anti-cheat.md "Transcripts").
+  std::map<std::string, int> transcript_flags;
+  int transcript_flagged_cases = 0;
   std::map<std::string, int> timing_flags;    // performance flag -> cases that raised it
   std::optional<PassAtK> pass_at_k;           // nullopt when no case has samples
   // Baseline cases are listed in `cases` but counted only here, not in

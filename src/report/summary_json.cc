@@ -99,7 +99,8 @@ json case_json(const CaseRow& row) {
             {"candidate_ms", opt(row.candidate_ms)},
             {"timing_flags", row.timing_flags},
             {"reason", row.reason},
-            {"execution", row.execution}};
+            {"execution", row.execution},
+            {"transcript_flags", row.transcript_flags}};
   if (row.simulated) {
     j["simulated"] = {{"value", row.simulated->value}, {"unit", row.simulated->unit},
                       {"source", row.simulated->source}};
@@ -129,6 +130,8 @@ json summary_json(const Summary& summary, const RunInfo& info) {
     totals["host_interpreter"] = {{"cases", h->cases}, {"pass", h->passed}, {"simulated", h->simulated}};
   }
   totals["cheats_by_rule"] = summary.cheats_by_rule;
+  totals["transcript_flags"] = summary.transcript_flags;
+  totals["transcript_flagged_cases"] = summary.transcript_flagged_cases;
   totals["timing_flags"] = summary.timing_flags;
   if (!summary.versus.empty()) {
     json vs = json::object();

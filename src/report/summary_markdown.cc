@@ -159,6 +159,16 @@ void append_cheats(std::string& md, const Summary& s) {
   md += "\nRule ids are explained in docs/anti-cheat.md.\n\n";
 }
 
+void append_transcript_flags(std::string& md, const Summary& s) {
+  if (s.transcript_flags.empty()) return;
+  md += fmt::format(
+      "## Transcript flags\n\n{} case(s) whose agent's transcript raised a flag (result.json "
+      "generation.transcript_flags has each, with its evidence).\n\n| Rule | Cases |\n|---|---:|\n",
+      s.transcript_flagged_cases);
+  for (const auto& [rule, count] : s.transcript_flags) md += fmt::format("| `{}` | {} |\n", rule, count);
+  md += "\n";
+}
+
 void append_timing_flags(std::string& md, const Summary& s) {
   if (s.timing_flags.empty()) return;
   md += "## Timing flags\n\n| Flag | Cases |\n|---|---:|\n";
@@ -266,6 +276,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_versus(md, summary);
   append_verdicts(md, summary.total);
   append_cheats(md, summary);
+  append_transcript_flags(md, summary);
   append_timing_flags(md, summary);
   append_agent(md, summary);
   append_levels(md, summary);

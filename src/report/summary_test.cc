@@ -291,6 +291,27 @@ TEST(Summarize, PassAtKIsTheMeanOverSampledCases) {
   EXPECT_FALSE(summary_json(sample_summary(), RunInfo{})["totals"].contains("pass_at_k"));
 }
 
+TEST(Summarize, TranscriptFlagsAreCountedByRuleAndCase) {
+  std::vector<CaseResult> results = {make_result("level1/1_A", Verdict::kPass, 2.0),
+                                     make_result("level1/2_B", Verdict::kPass, 1.0),
+                                     make_result("level1/3_C", Verdict::kPass, 1.0)};
+  results[0].generation = Generation{};
+  results[0].generation->transcript_flags = {{"transcript.process_tampering", "shell: ps", "agent.log", 2},
+                                             {"transcript.process_tampering", "shell: kill 1", "agent.log", 3},
+                                             {"transcript.spec_edit", "write: SPEC.md", "agent.log", 4}};
+  results[1].generation = Generation{};
+  results[1].generation->transcript_flags = {{"transcript.spec_edit", "shell: rm SPEC.md", "agent.log", 1}};
+  Summary s = summarize(results, {});
+  EXPECT_EQ(s.transcript_flagged_cases, 2);
+  EXPECT_EQ(s.transcript_flags.at("transcript.process_tampering"), 1);  // cases, not flags
+  EXPECT_EQ(s.transcript_flags.at("transcript.spec_edit"), 2);
+  EXPECT_EQ(s.cases[0].transcript_flags.size(), 3u);
+  std::string md = summary_markdown(s, RunInfo{});
+  EXPECT_NE(md.find("| `transcript.spec_edit` | 2 |"), std::string::npos) << md;
+  nlohmann::json j = summary_json(s, RunInfo{});
+  EXPECT_EQ(j["totals"]["transcript_flagged_cases"], 2);
+}
+
 }  // namespace
 }  // namespace kgym::report
 

@@ -301,6 +301,22 @@ Step SampleFlow::collect_candidate() {
     return fail(Verdict::kHarnessError, ok.error());
   }
   event("generated");
+  // agent.transcript_policy fail: a flagged session is a cheat, whatever its
+  // kernel (docs/anti-cheat.md "Transcripts").
+  if (config_.agent.transcript_policy == "fail" && !generation_.transcript_flags.empty()) {
+    const TranscriptFlag& first = generation_.transcript_flags.front();
+    CaseResult r;
+    r.verdict = Verdict::kFailCheat;
+    r.cheat = CheatFinding{first.rule, "transcript", fmt::format("{}:{}: {}", first.file, first.line, first.evidence)};
+    r.reason = fmt::format("the agent's transcript: {} ({}:{}: {}){}", first.rule, first.file, first.line,
+                           first.evidence,
+                           generation_.transcript_flags.size() > 1
+                               ? fmt::format(", and {} more flag(s)", generation_.transcript_flags.size() - 1)
+                               : "");
+    r.problem = sizes_;
+    r.precision = config_.precision;
+    return finish(std::move(r));
+  }
   return wait_for_build();
 }
 

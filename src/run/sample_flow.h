@@ -192,6 +192,7 @@ class SampleFlow {
   Step advance_checks();
   Step stage_checked();
   void end_generation();
+  void scan_transcripts();
 
   SampleId id_;
   const Config& config_;

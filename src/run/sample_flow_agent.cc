@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "agent/template.h"
+#include "agent/transcript_scan.h"
 #include "core/backend.h"
 #include "run/sample_flow.h"
 #include "util/fs.h"
@@ -197,6 +198,52 @@ void SampleFlow::end_generation() {
     generation_.cost = usage->cost;
     generation_.tool_calls = usage->tool_calls;
     generation_.transcript = "session/transcript.jsonl";
+  }
+  scan_transcripts();
+}
+
+// What the agent did, read back from its transcripts and scanned for
+// attempts to game the grader (docs/anti-cheat.md "Transcripts"): a CLI's
+// JSON stream and, for opencode, its session export; a command agent's
+// output. Every stage of a workflow is in them.
+void SampleFlow::scan_transcripts() {
+  namespace fs = std::filesystem;
+  agent::AgentTask task = agent_task(id_.work / CasePaths::kPrompt);
+  agent::ScanContext context;
+  context.workspace = agent_.workdir(task);
+  context.home = id_.paths.agent_home();
+  context.case_stem = id_.c.stem();
+  context.artifacts = agent_.artifacts();
+  context.allowed = {context.home};
+  for (const auto& path : config_.sandbox.agent_read_only) context.allowed.emplace_back(path);
+  if (config_.agent.work_repo) context.allowed.push_back(*config_.agent.work_repo);
+  context.off_limits = options_.agent_hidden;
+  context.off_limits.push_back(config_.bench_dir);
+  context.off_limits.push_back(config_.output_root);
+  if (!options_.kgym_argv0.empty()) context.off_limits.emplace_back(options_.kgym_argv0.front());
+  std::vector<std::pair<std::string, agent::TranscriptFormat>> sources;
+  std::string kind = agent_.name();
+  if (kind == "opencode" || kind == "claude" || kind == "codex") {
+    sources.emplace_back("session/transcript.jsonl", kind == "opencode" ? agent::TranscriptFormat::kOpencode
+                                                     : kind == "claude" ? agent::TranscriptFormat::kClaude
+                                                                        : agent::TranscriptFormat::kCodex);
+  } else if (kind == "command") {
+    sources.emplace_back(std::string(CasePaths::kAgentLog), agent::TranscriptFormat::kText);
+  }
+  std::error_code ec;
+  if (kind == "opencode" && fs::is_directory(id_.paths.dir / "session", ec)) {
+    for (const auto& entry : fs::directory_iterator(id_.paths.dir / "session", ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.starts_with("opencode-export-") && name.ends_with(".json"))
+        sources.emplace_back("session/" + name, agent::TranscriptFormat::kOpencodeExport);
+    }
+  }
+  generation_.transcript_flags.clear();
+  for (const auto& [file, format] : sources) {
+    auto text = util::read_file(id_.paths.dir / file);
+    if (!text) continue;
+    auto flags = agent::scan_actions(agent::read_actions(*text, format), context, file);
+    generation_.transcript_flags.insert(generation_.transcript_flags.end(), flags.begin(), flags.end());
   }
 }
 
