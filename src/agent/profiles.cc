@@ -27,6 +27,22 @@ sid=$(grep -o '"sessionID":"[A-Za-z0-9_-]*"' "$log" | tail -n 1 | cut -d'"' -f4)
 if [ -n "$sid" ]; then mkdir -p "$dir" && "$bin" export "$sid" >"$dir/opencode-export-$sid.json" 2>>"$log"; fi
 exit $rc)";
 
+// The outermost node_modules directory the CLI (its symlinks resolved)
+// lies in; empty when it is not in one. An npm-installed CLI is a launcher
+// that needs its package and the platform package beside it (codex.js runs
+// the binary of @openai/codex-linux-x64), so the box shows the whole tree.
+std::filesystem::path npm_tree(const std::filesystem::path& cli) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(cli, ec);
+  if (ec) return {};
+  std::filesystem::path prefix;
+  for (const auto& part : real) {
+    prefix /= part;
+    if (part == "node_modules") return prefix;
+  }
+  return {};
+}
+
 class ProfileAgent : public CommandAgent {
  public:
   using CommandAgent::CommandAgent;
@@ -46,12 +62,15 @@ class ProfileAgent : public CommandAgent {
     BoxFiles files;
     if (auto cli = util::find_executable(config().binary)) {
       std::error_code ec;
-      files.emplace_back(std::filesystem::absolute(*cli, ec), std::filesystem::path());
+      std::filesystem::path path = std::filesystem::absolute(*cli, ec);
+      std::filesystem::path tree = npm_tree(path);
+      files.emplace_back(tree.empty() ? path : tree, std::filesystem::path());
     }
     add_profile_files(env, files);
     std::erase_if(files, [](const auto& file) {
       std::error_code ec;
-      return !std::filesystem::is_regular_file(file.first, ec);
+      return !std::filesystem::is_regular_file(file.first, ec) &&
+             !std::filesystem::is_directory(file.first, ec);
     });
     return files;
   }
