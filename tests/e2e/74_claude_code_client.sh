@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The real Claude Code CLI (npm package @anthropic-ai/claude-code, pinned,
+# installed into a cache dir next to the kgym binary, never globally) run by
+# `kgym run` with the claude profile against a scripted Anthropic Messages
+# API on 127.0.0.1 (tests/integration/mock_anthropic_server.py, streamed as
+# server-sent events): the server answers with a tool_use of Claude Code's
+# Write tool holding a stored sample solution, Claude Code writes it, kgym
+# verifies it and reports pass, with the usage and cost from the CLI's
+# `result` event. It runs inside the default agent sandbox (bwrap where it
+# works): the CLI in kgym's build tree, which the box hides, is shown
+# read-only as the profile's file, and Claude Code keeps its state in the
+# case's private home.
+# Skipped (exit 77) when npm or the registry is unavailable or the CLI does
+# not run here.
+source "$(dirname "$0")/lib.sh"
+
+CLAUDE_CODE_VERSION=2.1.332
+skip() { echo "SKIP: $1"; exit 77; }
+command -v npm >/dev/null 2>&1 || skip "npm is not installed (apt-get install npm), so the real Claude Code CLI cannot be installed"
+CACHE="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/claude-code"
+CLAUDE="$CACHE/node_modules/.bin/claude"
+if [ "$("$CLAUDE" --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
+  mkdir -p "$CACHE"
+  timeout 600 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >"$TMP/npm.log" 2>&1 ||
+    skip "npm install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION failed (registry unreachable?): $(grep -v "complete log" "$TMP/npm.log" | tail -n 1)"
+fi
+VERSION="$("$CLAUDE" --version 2>/dev/null | head -n 1)" || skip "the installed Claude Code does not run on this machine"
+[ -n "$VERSION" ] || skip "the installed Claude Code printed no version"
+echo "claude $VERSION from $CACHE"
+
+S="$SRC/data/sample"
+SOLUTION="$S/solutions/level1/1_ReLU/model_new.py"
+/usr/bin/python3 "$SRC/tests/integration/mock_anthropic_server.py" "$SOLUTION" "$TMP/port" "$TMP/requests.jsonl" &
+MOCK=$!
+trap 'kill $MOCK 2>/dev/null; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+PORT="$(cat "$TMP/port")"
+
+# Claude Code talks to ANTHROPIC_BASE_URL only; the rest of its traffic
+# (telemetry, error reports, update checks) is switched off.
+cat >"$TMP/cc.yaml" <<YAML
+bench_dir: $S
+cases: "1"
+output: {root_dir: $TMP/runs, run_name: cc}
+agent:
+  kind: claude
+  binary: $CLAUDE
+  model: claude-sonnet-4-5
+  timeout_sec: 300
+  env:
+    ANTHROPIC_BASE_URL: http://127.0.0.1:$PORT
+    ANTHROPIC_API_KEY: kgym-test
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+    DISABLE_AUTOUPDATER: "1"
+    DISABLE_TELEMETRY: "1"
+    DISABLE_ERROR_REPORTING: "1"
+verifier: {mode: correctness}
+YAML
+RUN="$TMP/runs/cc"
+C="$RUN/cases/level1/1_ReLU"
+T="$C/session/transcript.jsonl"
+expect_exit 0 "kgym run with the real Claude Code CLI" "$KGYM" run --config "$TMP/cc.yaml"
+expect_verdict "$C/result.json" pass
+check "the mock was asked for a tool call, then answered with text" \
+  test "$(sed -nE 's/.*"answer": "(tool_use|text)".*/\1/p' "$TMP/requests.jsonl" | sort -u | tr '\n' ' ')" = "text tool_use "
+check "Claude Code's Write tool takes file_path and content" \
+  grep -q '"answer": "tool_use".*"write_input": \["content", "file_path"\]' "$TMP/requests.jsonl"
+check "Claude Code wrote the candidate with its Write tool" cmp -s "$C/candidate/model_new.py" "$SOLUTION"
+check "the transcript holds Claude Code's events" grep -q '"type":"result"' "$T"
+check "the transcript holds the Write call" grep -q '"name":"Write"' "$T"
+# The figures kgym recorded are the result event's (the mock answers every
+# request with 1000 tokens in and 50 out; the CLI prices them itself).
+read -r IN OUT_TOKENS COST < <(/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("type") == "result":
+        u = e["usage"]
+        print(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"],
+              u["output_tokens"], e["total_cost_usd"])' "$T")
+check "tokens in from the result event (two model calls)" test "$IN" = 2000
+check "tokens out" test "$OUT_TOKENS" = 100
+check "kgym recorded the result event's tokens" sh -c "grep -q '\"in\": $IN,' '$C/result.json' && grep -q '\"out\": $OUT_TOKENS' '$C/result.json'"
+check "cost as Claude Code computed it" /usr/bin/python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["generation"]
+sys.exit(not (g.get("cost") is not None and abs(g["cost"] - float(sys.argv[2])) < 1e-12 and g["cost"] > 0))' "$C/result.json" "$COST"
+check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
+check "the CLI version is recorded" grep -qF "\"agent_version\": \"$VERSION\"" "$C/result.json"
+if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null; then
+  expect_output "isolation: agent bwrap" "the agent ran in the bwrap box"
+  check "Claude Code kept its state in the case's private home" test -d "$C/agent_home/.claude"
+fi
+finish
