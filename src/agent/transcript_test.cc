@@ -42,6 +42,44 @@ TEST(Transcript, CodexReportsTokensButNoCost) {
   EXPECT_EQ(u.session_id, "0199a213-81c0-7800-8aa1-bbab2a035a53");
 }
 
+// The real CLIs' streams, captured by the e2e tests 73 and 74 against local
+// model servers that answer every call with 1000 tokens in and 50 out.
+std::string captured(const std::string& cli) {
+  auto text = util::read_file(std::filesystem::path(KGYM_SOURCE_DIR) / "tests/transcripts" / cli /
+                              "honest_write_kernel.jsonl");
+  EXPECT_TRUE(text.has_value()) << cli;
+  return text.value_or("");
+}
+
+TEST(Transcript, ClaudeCode2_1_332Stream) {
+  Usage u = parse_claude_stream(captured("claude"));
+  EXPECT_EQ(u.tokens_in, 2000);
+  EXPECT_EQ(u.tokens_out, 100);
+  ASSERT_TRUE(u.cost.has_value());
+  EXPECT_DOUBLE_EQ(*u.cost, 0.0075);  // priced by Claude Code as claude-sonnet-4-5
+  EXPECT_EQ(u.tool_calls, 1);         // the Write
+  EXPECT_TRUE(u.session_id.has_value());
+}
+
+TEST(Transcript, Codex0_171Stream) {
+  Usage u = parse_codex_stream(captured("codex"));
+  EXPECT_EQ(u.tokens_in, 2000);  // 400 of them cached
+  EXPECT_EQ(u.tokens_out, 100);
+  EXPECT_FALSE(u.cost.has_value());
+  EXPECT_EQ(u.tool_calls, 1);  // the apply_patch, a completed file_change item
+  EXPECT_TRUE(u.session_id.has_value());
+}
+
+TEST(Transcript, Opencode1_18Stream) {
+  Usage u = parse_opencode_stream(captured("opencode"));
+  EXPECT_EQ(u.tokens_in, 2000);
+  EXPECT_EQ(u.tokens_out, 100);
+  ASSERT_TRUE(u.cost.has_value());
+  EXPECT_DOUBLE_EQ(*u.cost, 0.0075);
+  EXPECT_EQ(u.tool_calls, 1);
+  EXPECT_TRUE(u.session_id.has_value());
+}
+
 TEST(Transcript, NothingReportedStaysAbsent) {
   Usage u = parse_claude_stream("plain text\n{not json\n[1,2]\n");
   EXPECT_FALSE(u.tokens_in.has_value());
