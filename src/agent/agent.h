@@ -62,9 +62,10 @@ class Agent {
   // The CLI whose `--version` is recorded as provenance; nullopt for kinds
   // that have none (replay, command).
   virtual std::optional<std::string> binary() const { return std::nullopt; }
-  // Host files the agent's program needs inside the bwrap box, as host path
-  // -> path in the box, shown read-only: the CLI itself (it may live in a
-  // tree the box hides) and the profile's own config and credential files
+  // Host files and directories the agent's program needs inside the bwrap
+  // box, as host path -> path in the box, shown read-only: the CLI itself
+  // (for an npm install, its whole node_modules tree; it may live in a tree
+  // the box hides) and the profile's own config and credential files
   // (docs/agents.md). `env` is the agent's environment in the box, its
   // private home's XDG directories included. Files that do not exist on the
   // host are left out.
