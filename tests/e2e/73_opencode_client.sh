@@ -76,6 +76,7 @@ check "the session export was kept" sh -c "grep -q '\"title\": \"kgym level1/1_R
 check "tokens in from opencode's two steps" grep -q '"in": 2000' "$C/result.json"
 check "tokens out" grep -q '"out": 100' "$C/result.json"
 check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
+check "the honest session raised no transcript flag" grep -q '"transcript_flags": \[\]' "$C/result.json"
 check "cost as opencode computed it" grep -q '"cost": 0.0075' "$C/result.json"
 check "the CLI version is recorded" grep -q "\"agent_version\": \"$VERSION\"" "$C/result.json"
 if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null; then

@@ -87,6 +87,7 @@ import json, sys
 g = json.load(open(sys.argv[1]))["generation"]
 sys.exit(not (g.get("cost") is not None and abs(g["cost"] - float(sys.argv[2])) < 1e-12 and g["cost"] > 0))' "$C/result.json" "$COST"
 check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
+check "the honest session raised no transcript flag" grep -q '"transcript_flags": \[\]' "$C/result.json"
 check "the CLI version is recorded" grep -qF "\"agent_version\": \"$VERSION\"" "$C/result.json"
 if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null; then
   expect_output "isolation: agent bwrap" "the agent ran in the bwrap box"

@@ -85,6 +85,7 @@ check "tokens in from turn.completed (cached included)" grep -q '"in": 2000,' "$
 check "tokens out" grep -q '"out": 100' "$C/result.json"
 check "no cost: Codex reports none" grep -q '"cost": null' "$C/result.json"
 check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
+check "the honest session raised no transcript flag" grep -q '"transcript_flags": \[\]' "$C/result.json"
 check "the CLI version is recorded" grep -qF "\"agent_version\": \"$VERSION\"" "$C/result.json"
 if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 2>/dev/null; then
   expect_output "isolation: agent bwrap" "the agent ran in the bwrap box"
