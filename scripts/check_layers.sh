@@ -9,9 +9,10 @@ allowed() {
     util) echo "util" ;;
     core) echo "core util" ;;
     static_check | agent | report | monitor | worker) echo "$1 core util" ;;
+    history) echo "history report core util" ;;
     verify) echo "verify worker static_check core util" ;;
     run) echo "run agent verify worker static_check report core util" ;;
-    app) echo "app run agent verify worker static_check report monitor core util" ;;
+    app) echo "app run agent verify worker static_check report monitor history core util" ;;
     *) echo "" ;;
   esac
 }

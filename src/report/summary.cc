@@ -76,6 +76,8 @@ bool usable_speedup(const CaseRow& row) {
   return row.verdict == Verdict::kPass && row.speedup && std::isfinite(*row.speedup) && *row.speedup > 0;
 }
 
+}  // namespace
+
 // Wilson score interval (95%) of successes / trials.
 std::optional<Interval> wilson_ci95(int successes, int trials) {
   if (trials <= 0) return std::nullopt;
@@ -114,6 +116,8 @@ Geomean geomean_of(const std::vector<double>& speedups) {
   g.ci95 = Interval{at(0.025), at(0.975)};
   return g;
 }
+
+namespace {
 
 // fast_p over `rows` with `selected` cases in the denominator.
 std::vector<FastP> fast_p_of(const std::vector<const CaseRow*>& rows, int selected) {

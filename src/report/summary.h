@@ -217,6 +217,13 @@ Summary summarize(const std::vector<CaseResult>& results,
 // "baseline (A/A): 9 cases, 9 pass, 8 of 9 timed intervals contain 1, median 1.003x (spread 0.012)"
 std::string baseline_line(const BaselineSummary& b);
 
+// Wilson score interval (95%) of successes / trials; nullopt for no trials.
+std::optional<Interval> wilson_ci95(int successes, int trials);
+
+// Geometric mean of `speedups` (each > 0) with a deterministic percentile
+// bootstrap interval over them (fixed seed: the same input, the same interval).
+Geomean geomean_of(const std::vector<double>& speedups);
+
 // The speedup a report shows for a result: the performance median, if any.
 std::optional<double> speedup_of(const CaseResult& result);
 
