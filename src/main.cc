@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "core/build_info.h"
 
 int main(int argc, char** argv) {
   std::setlocale(LC_ALL, "C");  // numbers in files and output are locale-proof
   CLI::App root{"kgym: benchmark gym for compute kernels written by coding agents", "kgym"};
   root.require_subcommand(1);
-  root.set_version_flag("--version", "kgym 0.1.0");
+  root.set_version_flag("--version",
+                        fmt::format("kgym {} (commit {})", kgym::kgym_version(), kgym::kgym_commit()));
   std::vector<kgym::app::Command> commands = {
       kgym::app::add_run_command(root),        kgym::app::add_cases_command(root),
       kgym::app::add_verify_command(root),     kgym::app::add_build_command(root),
