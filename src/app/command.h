@@ -30,5 +30,6 @@ Command add_compare_command(CLI::App& root);
 Command add_lint_command(CLI::App& root);
 Command add_zygote_run_command(CLI::App& root);
 Command add_slurm_task_command(CLI::App& root);
+Command add_repro_command(CLI::App& root);
 
 }  // namespace kgym::app

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "app/verify_bundle.h"
 #include "core/backend.h"
 #include "core/case_paths.h"
 #include "core/config.h"
@@ -42,6 +43,7 @@ struct VerifyOptions {
   std::optional<int> timeout_s;
   std::optional<int> call_timeout_s;
   std::string request_file;
+  std::string bundle;  // --bundle: a reproduction bundle (docs/repro.md)
   bool candidate_is_reference = false;
   bool skip_static_checks = false;
   bool build_stage = false;  // `kgym build`: the request's build alone
@@ -130,9 +132,32 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   return req;
 }
 
+// --bundle carries the problem, the candidate and the configuration.
+bool bundle_alone(const VerifyOptions& o) {
+  return o.problem.empty() && o.candidate.empty() && o.config_file.empty() && o.sets.empty() &&
+         o.size.empty() && o.precision.empty() && !o.backend && o.execution.empty() && o.mode.empty() &&
+         o.trials == 0 && o.overrides.empty() && !o.seed && !o.timeout_s && !o.call_timeout_s &&
+         o.request_file.empty() && !o.candidate_is_reference && !o.skip_static_checks;
+}
+
 int run_verify(const VerifyOptions& o) {
   ProblemSize size;
-  auto req = o.request_file.empty() ? request_from_flags(o, size) : request_from_file(o.request_file);
+  // A bundle's request is then verified like one built from flags: the
+  // interpreter, the execution and the sandbox are this machine's.
+  std::optional<verify::OpenedBundle> bundle;
+  if (!o.bundle.empty()) {
+    if (!bundle_alone(o))
+      return usage_error(
+          "--bundle holds the problem, the candidate and the configuration; besides it give only "
+          "--python, --device, --json or --log");
+    auto opened = open_bundle_to_verify(o.bundle, o.python);
+    if (!opened) return usage_error(fmt::format("bad bundle: {}", opened.error()));
+    if (o.device != "all") opened->request.device = o.device;
+    bundle = std::move(*opened);
+  }
+  auto req = bundle                   ? std::expected<verify::VerifyRequest, std::string>(bundle->request)
+             : o.request_file.empty() ? request_from_flags(o, size)
+                                      : request_from_file(o.request_file);
   if (!req) return usage_error(req.error());
   if (o.build_stage) req->build_stage = true;
   // The interpreter, resolved once: as given (--python, or a run's request),
@@ -157,7 +182,7 @@ int run_verify(const VerifyOptions& o) {
       if (!usable->note.empty()) fmt::print(stderr, "kgym verify: {}\n", usable->note);
     }
     // The reference worker chooses the sizes as it loads the problem.
-    if (sizes_automatically(size, backend_of(req->config))) req->solve_sizes = size;
+    if (!bundle && sizes_automatically(size, backend_of(req->config))) req->solve_sizes = size;
     if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {
       if (auto reachable = verify::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
         return usage_error(reachable.error());
@@ -192,6 +217,7 @@ int run_verify(const VerifyOptions& o) {
     fmt::print(stderr, "log: {}\n", (req->scratch_dir / CasePaths::kVerifyLog).string());
     if (temporary) temporary->keep();
   }
+  if (bundle) return compare_with_bundle(*bundle, result);
   return result.verdict == Verdict::kPass ? kExitOk : kExitNotAllPassed;
 }
 
@@ -233,6 +259,9 @@ Command add_verify_command(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   app->add_option("--call-timeout", options->call_timeout_s, "seconds for one worker request (default 60)")
       ->check(CLI::PositiveNumber);
+  app->add_option(
+      "--bundle", options->bundle,
+      "re-run the verification a reproduction bundle holds (kgym repro) and compare with its result");
   app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->group("");
   app->add_flag("--candidate-is-reference", options->candidate_is_reference,
                 "time the candidate file's Model like a reference (A/A timing checks)")

@@ -37,6 +37,7 @@ struct CasePaths {
   static constexpr std::string_view kAgentLog = "agent.log";
   static constexpr std::string_view kVerifyLog = "verify.log";
   static constexpr std::string_view kCandidate = "candidate";
+  static constexpr std::string_view kReproBundle = "repro.tar.gz";
 
   std::filesystem::path dir;
 
@@ -74,6 +75,8 @@ struct CasePaths {
   std::filesystem::path verify_request() const { return dir / "verify_request.json"; }
   std::filesystem::path verify_result() const { return dir / "verify_result.json"; }
   std::filesystem::path verify_log() const { return dir / kVerifyLog; }
+  // The case's reproduction bundle (`kgym repro`, output.bundles; docs/repro.md).
+  std::filesystem::path repro_bundle() const { return dir / kReproBundle; }
   // A Slurm task's own state.json and events.jsonl, and the record it
   // leaves when it ends (docs/cluster.md).
   std::filesystem::path task_dir() const { return dir / "task"; }

@@ -1,0 +1,91 @@
+#pragma once
+// The reproduction bundle of one verified case (docs/repro.md): a gzip'd
+// ustar archive holding the problem file as verified, the candidate and its
+// sibling sources, the verification request (seeds, sizes, tolerances,
+// timing, backend, execution, threads), the recorded result.json and where
+// it came from (kgym's version and commit, torch, the machine), with a
+// manifest.json listing every file's SHA-256.
+//
+// `kgym repro` and `kgym run` (output.bundles) write one; `kgym verify
+// --bundle` opens one. A bundle is data nobody vouches for: opening it checks
+// the archive (util/tar.h: plain relative paths, regular files and
+// directories only, limits), the manifest (format, every file listed and
+// its hash matching) and the request before anything is extracted, and
+// extracts only into a fresh private directory.
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "util/tar.h"
+#include "util/temp_dir.h"
+#include "verify/verifier.h"
+
+namespace kgym::verify {
+
+inline constexpr std::string_view kBundleFormat = "kgym-repro";
+inline constexpr int kBundleFormatVersion = 1;
+
+// The files at a bundle's root; the problem lies in problem/, the
+// candidate's sources in candidate/.
+struct BundleFiles {
+  static constexpr std::string_view kManifest = "manifest.json";
+  static constexpr std::string_view kRequest = "request.json";
+  static constexpr std::string_view kResult = "result.json";
+  static constexpr std::string_view kProvenance = "provenance.json";
+  static constexpr std::string_view kProblemDir = "problem";
+  static constexpr std::string_view kCandidateDir = "candidate";
+};
+
+// Writes the bundle of the case in `case_dir` (a case's or a sample's
+// directory of a run) to `out`, atomically. The verification it holds is the
+// one the run made: verify_request.json of the case, of its chosen sample
+// for a case run with samples, else build_request.json for a case whose
+// build failed. An error (one line naming the file and the fix) when the
+// case was never verified or a file is missing or unreadable.
+std::expected<void, std::string> write_case_bundle(const std::filesystem::path& case_dir,
+                                                   const std::filesystem::path& out);
+
+// The request file of the verification the result of the case in
+// `case_dir` reports, as write_case_bundle looks for it; nullopt when the
+// case ended before any (an agent that failed, a broken reference).
+std::optional<std::filesystem::path> case_request_file(const std::filesystem::path& case_dir,
+                                                       const CaseResult& result);
+
+struct BundleLimits {
+  util::TarLimits tar;                              // 4096 entries, 64 MiB a file, 256 MiB together
+  std::uintmax_t max_archive_bytes = 256ULL << 20;  // the .tar.gz file itself
+};
+
+// A bundle checked and extracted.
+struct OpenedBundle {
+  std::unique_ptr<util::TempDir> dir;  // the extracted files; removed with this object
+  // The recorded request with its paths into `dir`. What belonged to the
+  // machine that wrote it is cleared: the interpreter (resolved as for any
+  // `kgym verify`), the scratch dir, warm workers, the build stage's output
+  // (the candidate is built again), the hidden paths; the sandbox mode is
+  // `auto`. `device` is the recorded one when this machine has those cores,
+  // else "all" (a note says so).
+  VerifyRequest request;
+  CaseResult recorded;             // result.json
+  nlohmann::json provenance;       // provenance.json
+  std::vector<std::string> notes;  // what was changed for this machine
+};
+
+// Opens `file`. Errors name the rule and, where there is one, the entry:
+// "entry 3 'candidate/../x': '..' component", "manifest.json: sha256 of
+// 'candidate/model_new.py' does not match its contents", ...
+std::expected<OpenedBundle, std::string> open_bundle(const std::filesystem::path& file,
+                                                     const BundleLimits& limits = {});
+
+// The manifest of `files` (paths with their bytes, sizes and SHA-256), as
+// written into a bundle; exposed for tests that build hostile bundles.
+nlohmann::json bundle_manifest(const std::string& case_id, const std::vector<util::TarEntry>& files);
+
+}  // namespace kgym::verify
