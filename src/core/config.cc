@@ -38,7 +38,7 @@ namespace {
 constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
                                          "output",    "agent",   "verifier", "problem", "monitor",
                                          "workflow",  "sandbox", "samples",  "build",   "executor"};
-constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name"};
+constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name", "bundles"};
 constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};
 constexpr std::string_view kPrecisions[] = {"as_written", "float32", "float16", "bfloat16"};
 constexpr std::string_view kSizeKeys[] = {"max_bytes", "max_forward_ms"};
@@ -117,6 +117,9 @@ void read_output(ConfigReader& reader, const Entry& at, Config& config) {
         reader.error(*entry, fmt::format("'{}' is not a plain directory name", *name), kFix);
       }
     }
+  }
+  if (auto entry = fields.get("bundles")) {
+    if (auto on = reader.boolean(*entry)) config.output_bundles = *on;
   }
 }
 

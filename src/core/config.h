@@ -176,6 +176,7 @@ struct Config {
   int samples = 1;
   std::filesystem::path output_root;
   std::optional<std::string> run_name;  // default: timestamp
+  bool output_bundles = false;          // output.bundles: a repro.tar.gz per verified case
   AgentConfig agent;
   WorkflowConfig workflow;
   VerifierConfig verifier;

@@ -27,7 +27,8 @@ void flatten(const json& value, const std::string& prefix, std::map<std::string,
 
 // Keys a resumed run may change: how the work is spread, not what it is.
 bool operational(const std::string& key) {
-  return key == "concurrency" || key == "monitor.poll_sec" || key.starts_with("executor");
+  return key == "concurrency" || key == "monitor.poll_sec" || key.starts_with("executor") ||
+         key == "output.bundles";
 }
 
 }  // namespace
@@ -99,6 +100,7 @@ json config_record(const Config& c) {
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
   if (v.execution != "device") record["verifier"]["execution"] = v.execution;
+  if (c.output_bundles) record["output"] = {{"bundles", true}};
   if (v.execution_auto) record["verifier"]["execution_auto"] = true;
   const BuildConfig& b = c.build;
   if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {

@@ -26,7 +26,7 @@ svg text { font-family: system-ui, sans-serif; fill: #333; }
 table { border-collapse: collapse; font-size: 13px; } th, td { border-bottom: 1px solid #e5e5e5; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .badge { color: #fff; border-radius: 3px; padding: 1px 6px; font-size: 12px; white-space: nowrap; }
-.files { min-width: 150px; max-width: 230px; } .files a { margin-right: 8px; white-space: nowrap; display: inline-block; } .reason { color: #555; max-width: 320px; overflow-wrap: anywhere; } .sizes { color: #777; font-size: 85%; max-width: 260px; }
+.files { min-width: 150px; max-width: 230px; } .files a { margin-right: 8px; white-space: nowrap; display: inline-block; } .reason { color: #555; max-width: 320px; overflow-wrap: anywhere; } .sizes { color: #777; font-size: 85%; max-width: 260px; } .repro { color: #555; font-size: 85%; overflow-wrap: anywhere; }
 .empty { color: #777; font-style: italic; } dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; } dt { color: #666; } dd { margin: 0; font-family: ui-monospace, monospace; font-size: 12px; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
 )css";
@@ -199,6 +199,8 @@ void case_table(std::string& html, const HtmlReportInput& in) {
         files += fmt::format("<a href=\"{}\">{}</a>", esc(url_path(f.relative_path)), esc(f.label));
       }
     }
+    if (r.repro_command)
+      files += fmt::format("<div class=\"repro\">reproduce: <code>{}</code></div>", esc(*r.repro_command));
     html += fmt::format(
         "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
         "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"

@@ -46,6 +46,43 @@ std::expected<CaseResult, std::string> read_result(const fs::path& file) {
   }
 }
 
+// `path` as one types it here: relative to the current directory when it
+// lies below it, quoted for a POSIX shell when it needs it.
+std::string shell_path(const fs::path& path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  fs::path cwd = fs::current_path(ec);
+  std::string text = absolute.string();
+  if (!ec) {
+    fs::path relative = absolute.lexically_relative(cwd);
+    if (!relative.empty() && *relative.begin() != "..") text = relative.string();
+  }
+  if (text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+=:,@") ==
+      std::string::npos)
+    return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that reproduces a case (docs/repro.md): its bundle when the
+// run wrote one, else `kgym repro` when the case reached a verification.
+std::optional<std::string> repro_command(const fs::path& run_dir, const CaseRow& row,
+                                         const std::vector<CaseResult>& results) {
+  if (!row.verdict) return std::nullopt;
+  CasePaths paths{CasePaths::cases_dir(run_dir) / row.case_id};
+  std::error_code ec;
+  if (fs::is_regular_file(paths.repro_bundle(), ec))
+    return "kgym verify --bundle " + shell_path(paths.repro_bundle());
+  CasePaths verified = paths;
+  for (const CaseResult& r : results) {
+    if (r.case_id == row.case_id && r.samples) verified = paths.sample(r.samples->chosen);
+  }
+  if (fs::is_regular_file(verified.verify_request(), ec) || fs::is_regular_file(verified.build_request(), ec))
+    return "kgym repro " + shell_path(paths.dir);
+  return std::nullopt;
+}
+
 }  // namespace
 
 LoadedResults load_results(const fs::path& run_dir) {
@@ -88,6 +125,7 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
                                                   const std::vector<CaseResult>& results,
                                                   const RunInfo& info) {
   Summary summary = summarize(results, info.selected_case_ids);
+  for (CaseRow& row : summary.cases) row.repro_command = repro_command(run_dir, row, results);
   // Reasons may quote tool output that is not valid UTF-8; replace, never throw.
   std::string json_text =
       summary_json(summary, info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

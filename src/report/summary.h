@@ -123,6 +123,10 @@ struct CaseRow {
     std::optional<Interval> speedup_ci95;
   };
   std::vector<Versus> versus;
+  // The one command that reproduces the case's verification (docs/repro.md):
+  // `kgym verify --bundle <case dir>/repro.tar.gz` when the bundle exists,
+  // else `kgym repro <case dir>`; nullopt for a case never verified.
+  std::optional<std::string> repro_command;
 };
 
 // fast_p and the geomean against another baseline than the reference as

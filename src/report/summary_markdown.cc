@@ -267,6 +267,20 @@ void append_cases(std::string& md, const Summary& s) {
   md += "\n";
 }
 
+// One command per case that reproduces its verification (docs/repro.md).
+void append_repro(std::string& md, const Summary& s) {
+  std::string lines;
+  for (const CaseRow& row : s.cases) {
+    if (row.repro_command)
+      lines += fmt::format("- {}: {}\n", md_code(row.case_id), md_code(*row.repro_command));
+  }
+  if (lines.empty()) return;
+  md +=
+      "## Reproduce\n\nEach command re-runs a case's verification and compares it with the recorded "
+      "result.\n\n";
+  md += lines + "\n";
+}
+
 }  // namespace
 
 std::string summary_markdown(const Summary& summary, const RunInfo& info) {
@@ -282,6 +296,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_levels(md, summary);
   append_pass_at_k(md, summary);
   append_cases(md, summary);
+  append_repro(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {
     md += "## Machine\n\n| Property | Value |\n|---|---|\n";
     flatten_machine(info.machine, "", md);

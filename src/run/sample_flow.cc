@@ -8,6 +8,7 @@
 #include "run/spec_writer.h"
 #include "util/fs.h"
 #include "util/sha256.h"
+#include "verify/repro_bundle.h"
 #include "verify/verifier.h"
 #include "worker/child_process.h"
 #include "worker/probe.h"
@@ -83,6 +84,11 @@ std::optional<CaseResult> load_result(const CasePaths& paths, const std::string&
 std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result) {
   if (auto ok = util::make_dirs(paths.dir); !ok) return ok;
   return util::write_file_atomic(paths.result(), to_json(result).dump(2) + "\n");
+}
+
+std::expected<void, std::string> write_bundle(const CasePaths& paths, const CaseResult& result) {
+  if (!verify::case_request_file(paths.dir, result)) return {};
+  return verify::write_case_bundle(paths.dir, paths.repro_bundle());
 }
 
 SampleFlow::SampleFlow(SampleId id, const Config& config, const FlowOptions& options,

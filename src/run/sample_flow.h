@@ -121,6 +121,10 @@ struct FlowNote {
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
 // Writes `result` as paths.result() (atomically, making its dir).
 std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result);
+// output.bundles: the case's reproduction bundle (verify/repro_bundle.h) as
+// paths.repro_bundle(), when the case reached its verification or its build;
+// nothing for a case that ended before (nothing to reproduce).
+std::expected<void, std::string> write_bundle(const CasePaths& paths, const CaseResult& result);
 
 class SampleFlow {
  public:

@@ -132,6 +132,10 @@ void Scheduler::case_finished(std::size_t c, CaseResult result) {
   ++done_;
   if (auto ok = write_result(entry.paths, result); !ok)
     printer_.error(fmt::format("kgym: warning: {}", ok.error()));
+  if (config_.output_bundles) {
+    if (auto ok = write_bundle(entry.paths, result); !ok)
+      printer_.error(fmt::format("kgym: warning: no reproduction bundle for {}: {}", entry.id, ok.error()));
+  }
   CaseState& s = store_.case_state(c);
   show_result(s, result);
   s.finished_at = util::unix_now();

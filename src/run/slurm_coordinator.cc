@@ -416,6 +416,12 @@ void SlurmCoordinator::case_finished(std::size_t c, CaseResult result) {
   if (config_.samples > 1) {
     if (auto ok = write_result(entry.paths, result); !ok)
       printer_.error(fmt::format("kgym: warning: {}", ok.error()));
+    // With one sample its task wrote the bundle beside the result.
+    if (config_.output_bundles) {
+      if (auto ok = write_bundle(entry.paths, result); !ok)
+        printer_.error(
+            fmt::format("kgym: warning: no reproduction bundle for {}: {}", entry.c.id(), ok.error()));
+    }
   }
   CaseState& row = store_.case_state(c);
   show_result(row, result);
