@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
       kgym::app::add_monitor_command(root),    kgym::app::add_report_command(root),
       kgym::app::add_compare_command(root),    kgym::app::add_lint_command(root),
       kgym::app::add_zygote_run_command(root), kgym::app::add_slurm_task_command(root),
-      kgym::app::add_repro_command(root),
+      kgym::app::add_repro_command(root),      kgym::app::add_history_command(root),
+      kgym::app::add_leaderboard_command(root),
   };
   try {
     root.parse(argc, argv);

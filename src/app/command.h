@@ -31,5 +31,7 @@ Command add_lint_command(CLI::App& root);
 Command add_zygote_run_command(CLI::App& root);
 Command add_slurm_task_command(CLI::App& root);
 Command add_repro_command(CLI::App& root);
+Command add_history_command(CLI::App& root);
+Command add_leaderboard_command(CLI::App& root);
 
 }  // namespace kgym::app

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "history/index.h"
 #include "run/campaign.h"
 #include "run/slurm_task.h"
 
@@ -105,6 +106,12 @@ Command add_run_command(CLI::App& root) {
             options.source = source;
             if (!args->resume.empty()) options.resume_dir = args->resume;
             options.force = args->force;
+            if (config->history_db) {
+              std::filesystem::path db = *config->history_db;
+              options.after_run = [db](const std::filesystem::path& run_dir) {
+                return history::index_after_run(db, run_dir);
+              };
+            }
             options.kgym_argv0 = {self_exe()};
             int fd = install_interrupt_pipe();
             if (fd >= 0) options.interrupt_fd = fd;

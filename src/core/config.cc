@@ -37,8 +37,10 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
                                          "output",    "agent",   "verifier", "problem", "monitor",
-                                         "workflow",  "sandbox", "samples",  "build",   "executor"};
+                                         "workflow",  "sandbox", "samples",  "build",   "executor",
+                                         "history"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name", "bundles"};
+constexpr std::string_view kHistoryKeys[] = {"db"};
 constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};
 constexpr std::string_view kPrecisions[] = {"as_written", "float32", "float16", "bfloat16"};
 constexpr std::string_view kSizeKeys[] = {"max_bytes", "max_forward_ms"};
@@ -191,6 +193,14 @@ void read_monitor(ConfigReader& reader, const Entry& at, Config& config) {
   }
 }
 
+void read_history(ConfigReader& reader, const Entry& at, Config& config) {
+  Mapping fields = reader.mapping(at, kHistoryKeys);
+  if (auto entry = fields.get("db")) {
+    if (auto file = reader.path(*entry, "set the history database file, e.g. history: {db: ./history.db}"))
+      config.history_db = *file;
+  }
+}
+
 Config read_config(ConfigReader& reader) {
   Config config;
   config.source = reader.document().file();
@@ -242,6 +252,7 @@ Config read_config(ConfigReader& reader) {
   if (auto entry = top.get("build")) config_detail::read_build(reader, *entry, config.build);
   if (auto entry = top.get("monitor")) read_monitor(reader, *entry, config);
   if (auto entry = top.get("executor")) config_detail::read_executor(reader, *entry, config.executor);
+  if (auto entry = top.get("history")) read_history(reader, *entry, config);
   return config;
 }
 

@@ -177,6 +177,9 @@ struct Config {
   std::filesystem::path output_root;
   std::optional<std::string> run_name;  // default: timestamp
   bool output_bundles = false;          // output.bundles: a repro.tar.gz per verified case
+  // history.db: the run history database `kgym run` indexes its run into
+  // (docs/history.md); nullopt = the run is not indexed.
+  std::optional<std::filesystem::path> history_db;
   AgentConfig agent;
   WorkflowConfig workflow;
   VerifierConfig verifier;

@@ -19,16 +19,21 @@ struct FakeRun {
   std::string level = "level1";
   double started_at = 1'780'000'000;
   std::string status = "finished";
-  nlohmann::json config = {{"agent", {{"kind", "command"}, {"model", "model-a"}}}, {"level", "level1"},
-                           {"concurrency", 1}};
+  nlohmann::json config = {
+      {"agent", {{"kind", "command"}, {"model", "model-a"}}}, {"level", "level1"}, {"concurrency", 1}};
 };
 
 inline void write_run(const FakeRun& run) {
   nlohmann::json config = run.config;
   config["agent"]["model"] = run.model;
-  nlohmann::json record = {{"schema_version", 1}, {"run_dir", run.dir.string()}, {"started_at", run.started_at},
-                           {"config", config},     {"torch_version", "2.5.1"},    {"torch_build", "cpu"},
-                           {"backend", "cpu"},      {"mode", "performance"},
+  nlohmann::json record = {{"schema_version", 1},
+                           {"run_dir", run.dir.string()},
+                           {"started_at", run.started_at},
+                           {"config", config},
+                           {"torch_version", "2.5.1"},
+                           {"torch_build", "cpu"},
+                           {"backend", "cpu"},
+                           {"mode", "performance"},
                            {"machine", {{"hostname", "box"}, {"cpu_model", "Test CPU"}}}};
   (void)util::make_dirs(CasePaths::cases_dir(run.dir));
   (void)util::write_file_atomic(RunPaths{run.dir}.run_record(), record.dump(2));
@@ -37,7 +42,8 @@ inline void write_run(const FakeRun& run) {
 }
 
 // A result of case `id` (e.g. "level1/1_Relu"); speedup interval ±10 %.
-inline CaseResult make_case(const std::string& id, Verdict verdict, std::optional<double> speedup = std::nullopt,
+inline CaseResult make_case(const std::string& id, Verdict verdict,
+                            std::optional<double> speedup = std::nullopt,
                             std::optional<Interval> ci = std::nullopt) {
   CaseResult r;
   r.case_id = id;

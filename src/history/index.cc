@@ -75,8 +75,8 @@ std::optional<T> field(const json& j, std::string_view key) {
 
 struct RunRow {
   std::string run_dir, name, status = "unknown", fingerprint;
-  std::optional<std::string> model, agent, workflow, config_hash, torch_version, torch_build, machine, backend,
-      mode;
+  std::optional<std::string> model, agent, workflow, config_hash, torch_version, torch_build, machine,
+      backend, mode;
   std::optional<double> started_at, ended_at;
 };
 
@@ -161,7 +161,8 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
   IndexedRun out{.run_dir = run_dir};
   json run = read_json(RunPaths{run_dir}.run_record());
   if (!run.is_object())
-    return std::unexpected(fmt::format("{}: no readable run.json (is this a kgym run directory?)", run_dir.string()));
+    return std::unexpected(
+        fmt::format("{}: no readable run.json (is this a kgym run directory?)", run_dir.string()));
   try {
     std::string print = fingerprint(run_dir);
     Statement find = db.prepare("SELECT id, fingerprint FROM runs WHERE run_dir = ?");
@@ -179,7 +180,8 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
     find.reset();
     report::LoadedResults loaded = report::load_results(run_dir);
     for (const report::LoadError& e : loaded.errors) {
-      if (e.path != CasePaths::cases_dir(run_dir)) out.skipped.push_back(fmt::format("{}: {}", e.path.string(), e.message));
+      if (e.path != CasePaths::cases_dir(run_dir))
+        out.skipped.push_back(fmt::format("{}: {}", e.path.string(), e.message));
     }
     RunRow row = run_row(run_dir, run, read_json(run_dir / "state.json"), loaded.results);
     row.fingerprint = print;
@@ -249,7 +251,9 @@ std::string index_after_run(const std::filesystem::path& db_file, const std::fil
   auto db = open_history(db_file);
   if (!db) return fmt::format("kgym: warning: the run was not indexed: {}", db.error());
   auto indexed = index_run(*db, run_dir);
-  if (!indexed) return fmt::format("kgym: warning: the run was not indexed into {}: {}", db_file.string(), indexed.error());
+  if (!indexed)
+    return fmt::format("kgym: warning: the run was not indexed into {}: {}", db_file.string(),
+                       indexed.error());
   return fmt::format("history: {} results of this run indexed into {}", indexed->results, db_file.string());
 }
 

@@ -24,7 +24,7 @@ std::string_view to_string(IndexAction a);
 struct IndexedRun {
   std::filesystem::path run_dir;
   IndexAction action = IndexAction::kUnchanged;
-  int results = 0;                  // result rows the run has now
+  int results = 0;                   // result rows the run has now
   std::vector<std::string> skipped;  // "path: why" for unreadable result files
 };
 

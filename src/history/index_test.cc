@@ -45,8 +45,8 @@ TEST(HistoryIndex, FindsRunsUnderRootsAndIndexesTheirResults) {
   EXPECT_EQ(r.text(3), "2.5.1");
   EXPECT_EQ(r.text(4), "finished");
   EXPECT_EQ(r.text(5).size(), 64u);
-  Statement x = db->prepare(
-      "SELECT verdict, speedup, speedup_lo, tokens_in, cheat_rule FROM results ORDER BY case_id");
+  Statement x =
+      db->prepare("SELECT verdict, speedup, speedup_lo, tokens_in, cheat_rule FROM results ORDER BY case_id");
   ASSERT_TRUE(x.step());
   EXPECT_EQ(x.text(0), "pass");
   EXPECT_DOUBLE_EQ(x.real(1), 2.0);
@@ -79,8 +79,9 @@ TEST(HistoryIndex, SkipsAnUnchangedRunAndReplacesAChangedOne) {
   EXPECT_EQ(updated->action, IndexAction::kUpdated);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM runs"), 1);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM results"), 2);
-  EXPECT_EQ(count(*db, "SELECT count(*) FROM results WHERE case_id = 'level1/1_Relu' AND verdict = "
-                       "'fail_correctness'"),
+  EXPECT_EQ(count(*db,
+                  "SELECT count(*) FROM results WHERE case_id = 'level1/1_Relu' AND verdict = "
+                  "'fail_correctness'"),
             1);
   EXPECT_EQ(count(*db, "SELECT count(*) FROM runs WHERE status = 'finished' AND ended_at IS NOT NULL"), 1);
 }
@@ -112,8 +113,8 @@ TEST(HistoryIndex, ConcurrentIndexersFromSeveralProcessesLoseNothing) {
     FakeRun run{.dir = tmp.path() / "runs" / fmt::format("run{:02}", i), .started_at = 1'780'000'000.0 + i};
     write_run(run);
     for (int c = 1; c <= kCases; ++c)
-      write_case(run.dir, make_case(fmt::format("level1/{}_Op", c), c % 3 ? Verdict::kPass : Verdict::kFailCorrectness,
-                                    1.0 + c / 10.0));
+      write_case(run.dir, make_case(fmt::format("level1/{}_Op", c),
+                                    c % 3 ? Verdict::kPass : Verdict::kFailCorrectness, 1.0 + c / 10.0));
     dirs.push_back(run.dir);
   }
   auto file = tmp.path() / "h.db";

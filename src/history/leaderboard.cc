@@ -55,7 +55,8 @@ LeaderboardEntry entry_of(const std::string& key, const std::map<std::string, Ca
     cheats += c.verdict == "fail_cheat";
     if (c.samples_n && *c.samples_n > 1) {
       pass1_sum += static_cast<double>(c.samples_passed.value_or(0)) / static_cast<double>(*c.samples_n);
-      min_samples = min_samples == 0 ? static_cast<int>(*c.samples_n) : std::min(min_samples, static_cast<int>(*c.samples_n));
+      min_samples = min_samples == 0 ? static_cast<int>(*c.samples_n)
+                                     : std::min(min_samples, static_cast<int>(*c.samples_n));
     } else {
       pass1_sum += pass ? 1 : 0;
       all_sampled = false;
@@ -80,7 +81,8 @@ LeaderboardEntry entry_of(const std::string& key, const std::map<std::string, Ca
     double sum = 0;
     for (const std::string& id : common) {
       const CaseRecord& c = cases.at(id);
-      sum += pass_at_k(static_cast<int>(*c.samples_n), static_cast<int>(c.samples_passed.value_or(0)), min_samples);
+      sum += pass_at_k(static_cast<int>(*c.samples_n), static_cast<int>(c.samples_passed.value_or(0)),
+                       min_samples);
     }
     e.pass_k = min_samples;
     e.pass_at_k = sum / n;

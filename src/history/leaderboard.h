@@ -29,8 +29,8 @@ struct LeaderboardQuery {
 
 struct Rate {
   int count = 0;
-  double rate = 0;                    // count / cases
-  std::optional<Interval> ci95;       // Wilson score interval
+  double rate = 0;               // count / cases
+  std::optional<Interval> ci95;  // Wilson score interval
 };
 
 struct LeaderboardEntry {
@@ -40,12 +40,12 @@ struct LeaderboardEntry {
   // Mean over cases of the case's pass rate (samples passed / samples run;
   // 0 or 1 without samples).
   double pass_at_1 = 0;
-  int pass_k = 0;                     // k of pass_at_k: the fewest samples of any case; 0 = none
+  int pass_k = 0;  // k of pass_at_k: the fewest samples of any case; 0 = none
   std::optional<double> pass_at_k;
-  Rate correct;                       // verdict pass
-  Rate cheat;                         // verdict fail_cheat
-  Rate fast_1, fast_2;                // passing cases whose speedup interval lies above 1 / 2
-  report::Geomean geomean;            // over passing cases with a measured speedup
+  Rate correct;                            // verdict pass
+  Rate cheat;                              // verdict fail_cheat
+  Rate fast_1, fast_2;                     // passing cases whose speedup interval lies above 1 / 2
+  report::Geomean geomean;                 // over passing cases with a measured speedup
   std::optional<double> tokens_per_solve;  // (in + out) over every case / passing cases
   std::optional<double> cost_per_solve;    // USD over every case / passing cases
 };
@@ -54,7 +54,7 @@ struct Leaderboard {
   GroupBy by = GroupBy::kModel;
   std::vector<LeaderboardEntry> entries;  // best pass@1 first, then geomean, then key
   int common_cases = 0;
-  int all_cases = 0;          // cases any entry attempted
+  int all_cases = 0;  // cases any entry attempted
   bool case_sets_differ = false;
 };
 

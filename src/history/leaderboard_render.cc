@@ -36,8 +36,18 @@ std::string pass_k_cell(const LeaderboardEntry& e) {
 }
 
 std::vector<std::string> header(const Leaderboard& board) {
-  return {std::string(to_string(board.by)), "runs", "cases", "pass@1", "pass@k", "correct", "cheat",
-          "fast_1 [95% CI]", "fast_2 [95% CI]", "geomean [95% CI]", "tokens/solve", "cost/solve"};
+  return {std::string(to_string(board.by)),
+          "runs",
+          "cases",
+          "pass@1",
+          "pass@k",
+          "correct",
+          "cheat",
+          "fast_1 [95% CI]",
+          "fast_2 [95% CI]",
+          "geomean [95% CI]",
+          "tokens/solve",
+          "cost/solve"};
 }
 
 std::vector<std::string> cells(const LeaderboardEntry& e) {
@@ -58,9 +68,12 @@ std::vector<std::string> cells(const LeaderboardEntry& e) {
 std::string markdown_cell(std::string text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -80,7 +93,8 @@ std::string leaderboard_table(const Leaderboard& board) {
     std::string line;
     for (std::size_t i = 0; i < rows[r].size(); ++i) {
       if (i > 0) line += "  ";
-      line += i == 0 ? fmt::format("{:<{}}", rows[r][i], width[i]) : fmt::format("{:>{}}", rows[r][i], width[i]);
+      line +=
+          i == 0 ? fmt::format("{:<{}}", rows[r][i], width[i]) : fmt::format("{:>{}}", rows[r][i], width[i]);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -112,10 +126,11 @@ std::string leaderboard_html(const Leaderboard& board, std::string_view generate
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += fmt::format("<title>kgym leaderboard by {}</title>\n<style>{}</style>\n</head>\n<body>\n",
                       to_string(board.by), kStyle);
-  html += fmt::format("<h1>kgym leaderboard by {}</h1>\n<p class=\"sub\">{} common case{}, generated {}; "
-                      "intervals are 95% (Wilson for rates, bootstrap for the geomean)</p>\n",
-                      to_string(board.by), board.common_cases, board.common_cases == 1 ? "" : "s",
-                      report::xml_escape(generated_at));
+  html += fmt::format(
+      "<h1>kgym leaderboard by {}</h1>\n<p class=\"sub\">{} common case{}, generated {}; "
+      "intervals are 95% (Wilson for rates, bootstrap for the geomean)</p>\n",
+      to_string(board.by), board.common_cases, board.common_cases == 1 ? "" : "s",
+      report::xml_escape(generated_at));
   if (std::string line = common_cases_line(board); !line.empty())
     html += fmt::format("<p class=\"note\">{}</p>\n", report::xml_escape(line));
   html += "<table>\n<thead><tr>";

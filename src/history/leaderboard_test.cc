@@ -84,7 +84,8 @@ TEST_F(LeaderboardTest, FiguresOverTheCommonCasesWithWilsonIntervals) {
 TEST_F(LeaderboardTest, TheNewestRunOfACaseCountsAndFiltersApply) {
   add(FakeRun{.dir = tmp_.path() / "old", .level = "level1", .started_at = 1'700'000'000},
       {make_case("level1/1_A", Verdict::kFailCorrectness), make_case("level2/1_X", Verdict::kPass, 1.2)});
-  add(FakeRun{.dir = tmp_.path() / "new", .started_at = 1'780'000'000}, {make_case("level1/1_A", Verdict::kPass, 3.0)});
+  add(FakeRun{.dir = tmp_.path() / "new", .started_at = 1'780'000'000},
+      {make_case("level1/1_A", Verdict::kPass, 3.0)});
   auto board = leaderboard(*db_, {.level = "level1"});
   ASSERT_TRUE(board);
   ASSERT_EQ(board->entries.size(), 1u);

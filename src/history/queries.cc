@@ -60,10 +60,10 @@ std::optional<RunRef> find_run(Database& db, const std::string& run) {
 
 std::expected<std::vector<CaseEntry>, std::string> case_history(Database& db, const std::string& case_id) {
   try {
-    Statement s = db.prepare(fmt::format(
-        "SELECT {} FROM results x JOIN runs r ON r.id = x.run_id WHERE x.case_id = ? "
-        "ORDER BY r.started_at DESC, r.id DESC",
-        kEntryColumns));
+    Statement s =
+        db.prepare(fmt::format("SELECT {} FROM results x JOIN runs r ON r.id = x.run_id WHERE x.case_id = ? "
+                               "ORDER BY r.started_at DESC, r.id DESC",
+                               kEntryColumns));
     s.bind(1, case_id);
     std::vector<CaseEntry> out;
     while (s.step()) out.push_back(entry_at(s, 0));
@@ -75,10 +75,10 @@ std::expected<std::vector<CaseEntry>, std::string> case_history(Database& db, co
 
 std::string case_history_table(const std::string& case_id, const std::vector<CaseEntry>& entries) {
   if (entries.empty()) return fmt::format("{}: no indexed result\n", case_id);
-  std::string out = fmt::format("{}: {} result{}, newest first\n", case_id, entries.size(),
-                                entries.size() == 1 ? "" : "s");
-  out += fmt::format("{:<20}  {:<17}  {:<26}  {:<20}  {}\n", "started", "verdict", "speedup [95% CI]", "model",
-                     "run");
+  std::string out =
+      fmt::format("{}: {} result{}, newest first\n", case_id, entries.size(), entries.size() == 1 ? "" : "s");
+  out += fmt::format("{:<20}  {:<17}  {:<26}  {:<20}  {}\n", "started", "verdict", "speedup [95% CI]",
+                     "model", "run");
   for (const CaseEntry& e : entries) {
     out += fmt::format("{:<20}  {:<17}  {:<26}  {:<20}  {}\n", date(e.started_at), e.verdict, speedup_text(e),
                        e.model.value_or("-"), e.run_name);
@@ -92,9 +92,8 @@ std::expected<RegressionReport, std::string> regressions(Database& db, const std
     if (!target)
       return std::unexpected(fmt::format(
           "no indexed run is named or lies at '{}'; index it first: kgym history index RUN_DIR", run));
-    RegressionReport report{.run_name = target->name,
-                            .run_dir = target->dir,
-                            .config_hash = target->config_hash.value_or("")};
+    RegressionReport report{
+        .run_name = target->name, .run_dir = target->dir, .config_hash = target->config_hash.value_or("")};
     if (!target->config_hash) return report;
     Statement earlier = db.prepare(
         "SELECT count(*) FROM runs WHERE config_hash = ?1 AND id != ?2 AND "
@@ -144,13 +143,15 @@ FROM results x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?2)sql",
 std::string regressions_text(const RegressionReport& report) {
   std::string hash = report.config_hash.substr(0, 12);
   if (report.config_hash.empty())
-    return fmt::format("{}: its run.json records no configuration; nothing to compare with\n", report.run_name);
+    return fmt::format("{}: its run.json records no configuration; nothing to compare with\n",
+                       report.run_name);
   if (report.earlier_runs == 0)
     return fmt::format("{}: no earlier run of the same configuration (config {}); nothing to compare with\n",
                        report.run_name, hash);
-  std::string out = fmt::format("{}: {} regression{} against {} earlier run{} of config {}\n", report.run_name,
-                                report.regressions.size(), report.regressions.size() == 1 ? "" : "s",
-                                report.earlier_runs, report.earlier_runs == 1 ? "" : "s", hash);
+  std::string out =
+      fmt::format("{}: {} regression{} against {} earlier run{} of config {}\n", report.run_name,
+                  report.regressions.size(), report.regressions.size() == 1 ? "" : "s", report.earlier_runs,
+                  report.earlier_runs == 1 ? "" : "s", hash);
   for (const Regression& r : report.regressions) {
     out += fmt::format("  {:<40}  {:<9}  {} {} (run {})  ->  {} {}\n", r.case_id, r.kind, r.before.verdict,
                        speedup_text(r.before), r.before.run_name, r.now.verdict, speedup_text(r.now));

@@ -32,7 +32,7 @@ struct Regression {
 
 struct RegressionReport {
   std::string run_name, run_dir, config_hash;
-  int earlier_runs = 0;  // earlier runs of the same config hash
+  int earlier_runs = 0;                 // earlier runs of the same config hash
   std::vector<Regression> regressions;  // case id order
 };
 

@@ -22,8 +22,8 @@ class QueriesTest : public ::testing::Test {
     ASSERT_TRUE(opened) << opened.error();
     db_.emplace(std::move(*opened));
   }
-  std::filesystem::path add(const std::string& name, double started_at, const std::vector<CaseResult>& results,
-                            const std::string& model = "model-a") {
+  std::filesystem::path add(const std::string& name, double started_at,
+                            const std::vector<CaseResult>& results, const std::string& model = "model-a") {
     FakeRun run{.dir = tmp_.path() / name, .model = model, .started_at = started_at};
     write_run(run);
     for (const CaseResult& r : results) write_case(run.dir, r);
@@ -52,12 +52,13 @@ TEST_F(QueriesTest, CaseHistoryIsNewestFirst) {
 
 TEST_F(QueriesTest, RegressionsAgainstTheNewestEarlierRunOfTheSameConfig) {
   add("base", 1000,
-      {make_case("level1/1_A", Verdict::kPass, 2.0), make_case("level1/2_B", Verdict::kPass, 3.0, Interval{2.8, 3.2}),
+      {make_case("level1/1_A", Verdict::kPass, 2.0),
+       make_case("level1/2_B", Verdict::kPass, 3.0, Interval{2.8, 3.2}),
        make_case("level1/3_C", Verdict::kPass, 2.0), make_case("level1/4_D", Verdict::kFailCorrectness)});
   // Another config in between (a different model) is not compared.
   add("other", 1500, {make_case("level1/1_A", Verdict::kFailCorrectness)}, "model-b");
   auto now = add("now", 2000,
-                 {make_case("level1/1_A", Verdict::kFailCorrectness),                 // now fails
+                 {make_case("level1/1_A", Verdict::kFailCorrectness),                // now fails
                   make_case("level1/2_B", Verdict::kPass, 2.0, Interval{1.9, 2.1}),  // below [2.8, 3.2]
                   make_case("level1/3_C", Verdict::kPass, 1.9),                      // overlapping: noise
                   make_case("level1/4_D", Verdict::kFailCorrectness)});              // never passed

@@ -68,8 +68,9 @@ void migrate(Database& db, int target) {
   if (target < 0) target = schema_version();
   if (db.user_version() >= target) {
     if (db.user_version() > schema_version())
-      throw SqlError(fmt::format("the database has schema version {}, newer than this kgym's {}; use a newer kgym",
-                                 db.user_version(), schema_version()));
+      throw SqlError(
+          fmt::format("the database has schema version {}, newer than this kgym's {}; use a newer kgym",
+                      db.user_version(), schema_version()));
     return;
   }
   for (int version = 1; version <= target; ++version) {

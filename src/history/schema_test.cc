@@ -29,7 +29,8 @@ TEST(HistorySchema, MigratesAnOlderDatabaseKeepingItsRows) {
     migrate(old, 1);
     ASSERT_EQ(old.user_version(), 1);
     old.exec(
-        "INSERT INTO runs (run_dir, name, status, fingerprint, indexed_at) VALUES ('/r', 'r', 'finished', 'x', 0);"
+        "INSERT INTO runs (run_dir, name, status, fingerprint, indexed_at) VALUES ('/r', 'r', 'finished', "
+        "'x', 0);"
         "INSERT INTO results (run_id, case_id, level, verdict, execution) VALUES (1, 'level1/1_A', 'level1', "
         "'pass', 'device')");
   }

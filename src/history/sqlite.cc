@@ -62,7 +62,8 @@ std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(
 double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
 std::string Statement::text(int column) const {
   const unsigned char* p = sqlite3_column_text(stmt_, column);
-  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, column)) : std::string();
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, column))
+           : std::string();
 }
 std::optional<double> Statement::optional_real(int column) const {
   return is_null(column) ? std::nullopt : std::optional(real(column));
@@ -76,8 +77,8 @@ std::optional<std::string> Statement::optional_text(int column) const {
 
 Database Database::open(const std::filesystem::path& file, std::chrono::milliseconds busy_timeout) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(file.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);

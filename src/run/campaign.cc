@@ -382,6 +382,9 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
     printer.line(fmt::format("summary: {}/summary.md", record->dir.string()));
     printer.line(fmt::format("report:  {}/report.html", record->dir.string()));
   }
+  if (options.after_run) {
+    if (std::string line = options.after_run(record->dir); !line.empty()) printer.line(line);
+  }
   if (outcome.interrupted) return CampaignStatus::kInterrupted;
   bool all_passed =
       outcome.not_run == 0 && std::all_of(outcome.results.begin(), outcome.results.end(),

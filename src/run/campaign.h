@@ -5,6 +5,7 @@
 // also when interrupted.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct CampaignOptions {
   // With resume_dir: accept a config that differs from the recorded one and
   // regenerate every unfinished case (a generated candidate is not reused).
   bool force = false;
+  // Called once the run's summary is written (also after an interrupt),
+  // with the run directory; returns a line to print ("" for none). `kgym
+  // run` indexes the run into the history database here (docs/history.md).
+  std::function<std::string(const std::filesystem::path& run_dir)> after_run;
 };
 
 enum class CampaignStatus { kAllPassed, kSomeFailed, kUsageError, kInterrupted };
