@@ -59,6 +59,7 @@ from kgym_worker_runtime import (
     make_op_trace,
     observe_call,
     pristine_copy,
+    warm_op_trace,
 )
 
 PROTOCOL_VERSION = 1
@@ -66,7 +67,6 @@ PROTOCOL_VERSION = 1
 CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward", "fetch": "forward"}
 REQUEST_FD = 3
 RESPONSE_FD = 4
-
 
 
 # ---------------------------------------------------------------- channel
@@ -439,16 +439,6 @@ class CandidateSide(Side):
     OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch}
 
 
-def warm_op_trace(torch):
-    """One op under the op trace before any request: torch 2 imports the
-    machinery of dispatch modes lazily, on the first traced call (about 1 s),
-    which the timing's warm-up would otherwise take for what a call costs."""
-    tracer = make_op_trace()
-    if tracer is not None:
-        with tracer:
-            torch.zeros(1).add_(1)
-
-
 def serve(args):
     import torch
 
@@ -460,14 +450,9 @@ def serve(args):
             setup_compile_env(args.scratch, args.compile_cache == "on")
         warm_op_trace(torch)
         if args.role == "candidate" and os.environ.get("KGYM_HOST_INTERPRETER") == "pypto":
-            # PyPTO's host interpreter, prepared by trusted code before the
-            # candidate is imported (python/kgym_worker_pypto.py).
-            import kgym_worker_pypto
+            import kgym_worker_pypto  # trusted, before the candidate is imported
 
-            try:
-                kgym_worker_pypto.install(args.scratch)
-            except Exception as exc:
-                raise WorkerError("unsupported", f"PyPTO's host interpreter cannot run here: {exc}")
+            kgym_worker_pypto.install_or_fail(args.scratch)
         if args.role == "candidate":
             # Before any candidate code is imported; audit hooks cannot be
             # removed once added.
@@ -482,9 +467,7 @@ def serve(args):
             clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
             clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
             clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward"], "worker")
-            if os.environ.get("KGYM_HOST_INTERPRETER"):
-                # Nothing is timed on a host interpreter, and PyPTO's
-                # simulator pins its own threads: no affinity filter.
+            if os.environ.get("KGYM_HOST_INTERPRETER"):  # no timing; PyPTO pins its own threads
                 log("lease: not watched on a host interpreter (no timing)")
             else:
                 # Pinned to the lease by the backend just now; from here on

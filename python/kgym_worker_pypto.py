@@ -222,6 +222,16 @@ def install(scratch):
     _state["installed"] = True
 
 
+def install_or_fail(scratch):
+    """install(), its failure a worker error the parent reports as such."""
+    from kgym_worker_common import WorkerError
+
+    try:
+        install(scratch)
+    except Exception as exc:
+        raise WorkerError("unsupported", f"PyPTO's host interpreter cannot run here: {exc}")
+
+
 def installed():
     return _state["installed"]
 

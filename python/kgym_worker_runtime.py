@@ -52,6 +52,16 @@ def make_op_trace():
     return OpTrace()
 
 
+def warm_op_trace(torch):
+    """One op under the op trace before any request: torch 2 imports the
+    machinery of dispatch modes lazily, on the first traced call (about 1 s),
+    which the timing's warm-up would otherwise take for what a call costs."""
+    tracer = make_op_trace()
+    if tracer is not None:
+        with tracer:
+            torch.zeros(1).add_(1)
+
+
 # ---------------------------------------------------------------- observations
 
 
