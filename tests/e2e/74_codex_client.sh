@@ -37,8 +37,11 @@ MOCK=$!
 # Codex 0.171 will not set up its helpers (apply_patch under its own
 # workspace-write sandbox) in a CODEX_HOME below the temp dir: its file
 # changes then fail. The case's private home lies in the run dir, so the run
-# dir is kept out of /tmp, next to the CLI.
-RUNS="$(mktemp -d "$(dirname "$CACHE")/codex-runs.XXXXXX")"
+# dir is kept out of /tmp: next to the CLI, or in /var/tmp when the build
+# tree itself lies in /tmp.
+runs_parent="$(dirname "$CACHE")"
+case "$(realpath -m "$runs_parent")/" in /tmp/*) runs_parent=/var/tmp ;; esac
+RUNS="$(mktemp -d "$runs_parent/codex-runs.XXXXXX")"
 trap 'kill $MOCK 2>/dev/null; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP" "$RUNS"' EXIT
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
 PORT="$(cat "$TMP/port")"
