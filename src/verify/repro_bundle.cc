@@ -140,15 +140,7 @@ std::expected<void, std::string> write_case_bundle(const fs::path& case_dir_give
   // The request as it will run elsewhere: bundle paths, nothing of this machine.
   req.problem = problem_path;
   req.candidate = candidate_path;
-  req.scratch_dir.clear();
-  req.python.clear();
-  req.config.python.reset();
-  req.warm.reset();
-  req.prebuilt.reset();
-  req.pch_root.reset();
-  req.pch_dir.reset();
-  req.sandbox_hidden.clear();
-  req.build_stage = false;
+  forget_machine(req);
   files.push_back({std::string(BundleFiles::kRequest), TarEntry::Type::kFile, to_json(req).dump(2) + "\n"});
   files.push_back({std::string(BundleFiles::kResult), TarEntry::Type::kFile, *result_text});
   json run = run_record(case_dir);
@@ -181,6 +173,18 @@ std::expected<void, std::string> write_case_bundle(const fs::path& case_dir_give
     if (auto made = util::make_dirs(parent); !made) return made;
   }
   return util::write_file_atomic(fs::absolute(out), *packed);
+}
+
+void forget_machine(VerifyRequest& req) {
+  req.scratch_dir.clear();
+  req.python.clear();
+  req.config.python.reset();
+  req.warm.reset();
+  req.prebuilt.reset();
+  req.pch_root.reset();
+  req.pch_dir.reset();
+  req.sandbox_hidden.clear();
+  req.build_stage = false;
 }
 
 }  // namespace kgym::verify

@@ -84,6 +84,11 @@ struct OpenedBundle {
 std::expected<OpenedBundle, std::string> open_bundle(const std::filesystem::path& file,
                                                      const BundleLimits& limits = {});
 
+// Clears what a request says of the machine that made it (scratch dir,
+// interpreter, warm workers, prebuilt extensions, precompiled headers,
+// hidden trees, the build stage): what a bundle never carries or trusts.
+void forget_machine(VerifyRequest& req);
+
 // The manifest of `files` (paths with their bytes, sizes and SHA-256), as
 // written into a bundle; exposed for tests that build hostile bundles.
 nlohmann::json bundle_manifest(const std::string& case_id, const std::vector<util::TarEntry>& files);

@@ -191,16 +191,8 @@ std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const
   req.problem = bundle.dir->path() / req.problem;
   req.candidate = bundle.dir->path() / req.candidate;
   // Nothing of the machine that wrote it, whatever the file says.
-  req.scratch_dir.clear();
-  req.python.clear();
-  req.config.python.reset();
-  req.warm.reset();
-  req.prebuilt.reset();
-  req.pch_root.reset();
-  req.pch_dir.reset();
-  req.sandbox_hidden.clear();
+  forget_machine(req);
   req.sandbox.mode = SandboxConfig{}.mode;
-  req.build_stage = false;
   req.static_checks = true;
   req.op_trace = true;
   req.device = device_here(req.device, bundle.notes);
