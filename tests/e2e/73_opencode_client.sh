@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real opencode CLI (npm package opencode-ai, installed into a cache dir
+# The real opencode CLI (npm package opencode-ai 1.18.33, pinned, installed into a cache dir
 # next to the kgym binary, never globally) run by `kgym run` with the
 # opencode profile against a scripted OpenAI-compatible server on 127.0.0.1
 # (tests/integration/mock_openai_server.py): the server answers with a
@@ -12,17 +12,9 @@
 # Skipped (exit 77) when npm or the registry is unavailable.
 source "$(dirname "$0")/lib.sh"
 
-skip() { echo "SKIP: $1"; exit 77; }
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (apt-get install npm), so the real opencode CLI cannot be installed"
-CACHE="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/opencode"
-OPENCODE="$CACHE/node_modules/.bin/opencode"
-if [ ! -x "$OPENCODE" ]; then
-  mkdir -p "$CACHE"
-  timeout 600 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error opencode-ai >"$TMP/npm.log" 2>&1 ||
-    skip "npm install opencode-ai failed (registry unreachable?): $(tail -n 1 "$TMP/npm.log")"
-fi
-VERSION="$("$OPENCODE" --version 2>/dev/null)" || skip "the installed opencode does not run on this machine"
-echo "opencode $VERSION from $CACHE"
+OPENCODE="$(npm_cli opencode opencode-ai 1.18.33 opencode)" || exit 77
+VERSION="$("$OPENCODE" --version 2>/dev/null)"
+echo "opencode $VERSION: $OPENCODE"
 
 S="$SRC/data/sample"
 /usr/bin/python3 "$SRC/tests/integration/mock_openai_server.py" "$S/solutions/level1/1_ReLU/model_new.py" \

@@ -14,20 +14,9 @@
 # not run here.
 source "$(dirname "$0")/lib.sh"
 
-CLAUDE_CODE_VERSION=2.1.332
-skip() { echo "SKIP: $1"; exit 77; }
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (apt-get install npm), so the real Claude Code CLI cannot be installed"
-CACHE="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/claude-code"
-CLAUDE="$CACHE/node_modules/.bin/claude"
-if [ "$("$CLAUDE" --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
-  mkdir -p "$CACHE"
-  timeout 600 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error \
-    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >"$TMP/npm.log" 2>&1 ||
-    skip "npm install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION failed (registry unreachable?): $(grep -v "complete log" "$TMP/npm.log" | tail -n 1)"
-fi
-VERSION="$("$CLAUDE" --version 2>/dev/null | head -n 1)" || skip "the installed Claude Code does not run on this machine"
-[ -n "$VERSION" ] || skip "the installed Claude Code printed no version"
-echo "claude $VERSION from $CACHE"
+CLAUDE="$(npm_cli claude-code @anthropic-ai/claude-code 2.1.332 claude)" || exit 77
+VERSION="$("$CLAUDE" --version 2>/dev/null | head -n 1)"
+echo "claude $VERSION: $CLAUDE"
 
 S="$SRC/data/sample"
 SOLUTION="$S/solutions/level1/1_ReLU/model_new.py"

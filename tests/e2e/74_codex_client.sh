@@ -15,20 +15,9 @@
 # not run here.
 source "$(dirname "$0")/lib.sh"
 
-CODEX_VERSION=0.171.0
-skip() { echo "SKIP: $1"; exit 77; }
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (apt-get install npm), so the real Codex CLI cannot be installed"
-CACHE="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/codex"
-CODEX="$CACHE/node_modules/.bin/codex"
-if [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $CODEX_VERSION" ]; then
-  mkdir -p "$CACHE"
-  timeout 600 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error \
-    "@openai/codex@$CODEX_VERSION" >"$TMP/npm.log" 2>&1 ||
-    skip "npm install @openai/codex@$CODEX_VERSION failed (registry unreachable?): $(grep -v "complete log" "$TMP/npm.log" | tail -n 1)"
-fi
-VERSION="$("$CODEX" --version 2>/dev/null | head -n 1)" || skip "the installed Codex does not run on this machine"
-[ -n "$VERSION" ] || skip "the installed Codex printed no version"
-echo "$VERSION from $CACHE"
+CODEX="$(npm_cli codex @openai/codex 0.171.0 codex)" || exit 77
+VERSION="$("$CODEX" --version 2>/dev/null | head -n 1)"
+echo "$VERSION: $CODEX"
 
 S="$SRC/data/sample"
 SOLUTION="$S/solutions/level1/1_ReLU/model_new.py"
@@ -39,7 +28,7 @@ MOCK=$!
 # changes then fail. The case's private home lies in the run dir, so the run
 # dir is kept out of /tmp: next to the CLI, or in /var/tmp when the build
 # tree itself lies in /tmp.
-runs_parent="$(dirname "$CACHE")"
+runs_parent="$(dirname "$(dirname "$(dirname "$(dirname "$CODEX")")")")"  # the test cache
 case "$(realpath -m "$runs_parent")/" in /tmp/*) runs_parent=/var/tmp ;; esac
 RUNS="$(mktemp -d "$runs_parent/codex-runs.XXXXXX")"
 trap 'kill $MOCK 2>/dev/null; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP" "$RUNS"' EXIT

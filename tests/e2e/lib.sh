@@ -72,3 +72,31 @@ finish() {
 
 # no_process PATTERN : true when no process's command line matches.
 no_process() { ! pgrep -f -- "$1" >/dev/null; }
+
+# npm_cli DIR PACKAGE VERSION BIN : prints the path of the CLI BIN of npm's
+# PACKAGE@VERSION, installed once into DIR of the test cache (next to the
+# kgym binary, or $KGYM_TEST_CACHE; never globally). When npm, the registry
+# or the CLI does not work here it says why on stderr and fails: the caller
+# then skips (`CLI="$(npm_cli ...)" || exit 77`).
+npm_cli() {
+  local dir="$1" package="$2" version="$3" bin="$4"
+  local cache="${KGYM_TEST_CACHE:-$(cd "$(dirname "$KGYM")" && pwd)/test-cache}/$dir"
+  local cli="$cache/node_modules/.bin/$bin"
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "SKIP: npm is not installed (apt-get install npm), so the real $package cannot be installed" >&2
+    return 1
+  fi
+  if ! "$cli" --version 2>/dev/null | grep -qF "$version"; then
+    mkdir -p "$cache"
+    if ! timeout 600 npm install --prefix "$cache" --no-audit --no-fund --loglevel=error "$package@$version" \
+      >"$TMP/npm.log" 2>&1; then
+      echo "SKIP: npm install $package@$version failed (registry unreachable?): $(grep -v 'complete log' "$TMP/npm.log" | tail -n 1)" >&2
+      return 1
+    fi
+  fi
+  if [ -z "$("$cli" --version 2>/dev/null | head -n 1)" ]; then
+    echo "SKIP: the installed $package $version does not run on this machine" >&2
+    return 1
+  fi
+  echo "$cli"
+}
