@@ -16,12 +16,12 @@ int main(int argc, char** argv) {
   root.set_version_flag("--version",
                         fmt::format("kgym {} (commit {})", kgym::kgym_version(), kgym::kgym_commit()));
   std::vector<kgym::app::Command> commands = {
-      kgym::app::add_run_command(root),        kgym::app::add_cases_command(root),
-      kgym::app::add_verify_command(root),     kgym::app::add_build_command(root),
-      kgym::app::add_monitor_command(root),    kgym::app::add_report_command(root),
-      kgym::app::add_compare_command(root),    kgym::app::add_lint_command(root),
-      kgym::app::add_zygote_run_command(root), kgym::app::add_slurm_task_command(root),
-      kgym::app::add_repro_command(root),      kgym::app::add_history_command(root),
+      kgym::app::add_run_command(root),         kgym::app::add_cases_command(root),
+      kgym::app::add_verify_command(root),      kgym::app::add_build_command(root),
+      kgym::app::add_monitor_command(root),     kgym::app::add_report_command(root),
+      kgym::app::add_compare_command(root),     kgym::app::add_lint_command(root),
+      kgym::app::add_zygote_run_command(root),  kgym::app::add_slurm_task_command(root),
+      kgym::app::add_repro_command(root),       kgym::app::add_history_command(root),
       kgym::app::add_leaderboard_command(root),
   };
   try {

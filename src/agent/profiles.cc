@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "core/case_paths.h"
 #include "agent/command_agent.h"
 #include "agent/template.h"
 #include "agent/transcript.h"
+#include "core/case_paths.h"
 #include "util/fs.h"
 
 namespace kgym::agent {

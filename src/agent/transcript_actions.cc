@@ -29,7 +29,8 @@ void for_each_line_event(std::string_view text, const std::function<void(const j
   for (std::size_t pos = 0; pos < text.size();) {
     ++line;
     std::size_t end = text.find('\n', pos);
-    std::string_view piece = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    std::string_view piece =
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     pos = end == std::string_view::npos ? text.size() : end + 1;
     std::size_t start = piece.find_first_not_of(" \t\r");
     if (start == std::string_view::npos || piece[start] != '{') continue;
@@ -145,10 +146,12 @@ std::vector<AgentAction> text_actions(std::string_view text) {
   for (std::size_t pos = 0; pos < text.size();) {
     ++line;
     std::size_t end = text.find('\n', pos);
-    std::string_view piece = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    std::string_view piece =
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     pos = end == std::string_view::npos ? text.size() : end + 1;
     if (piece.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (piece.starts_with('+')) piece.remove_prefix(std::min(piece.size(), piece.find_first_not_of("+ ")));  // set -x
+    if (piece.starts_with('+'))
+      piece.remove_prefix(std::min(piece.size(), piece.find_first_not_of("+ ")));  // set -x
     out.push_back({Kind::kShell, std::string(piece), "", line, /*printed=*/true});
   }
   return out;

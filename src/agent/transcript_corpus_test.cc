@@ -54,7 +54,8 @@ TEST(TranscriptCorpus, HonestSessionsRaiseNothingAndEachTamperingRaisesItsRule) 
     if (name.starts_with("honest")) {
       ++honest;
       if (!flags.empty()) ++false_positives;
-      for (const auto& f : flags) ADD_FAILURE() << file << ": " << f.rule << " on line " << f.line << ": " << f.evidence;
+      for (const auto& f : flags)
+        ADD_FAILURE() << file << ": " << f.rule << " on line " << f.line << ": " << f.evidence;
       continue;
     }
     ++tampering;

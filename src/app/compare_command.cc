@@ -54,7 +54,8 @@ std::optional<LoadedRun> load_run(const std::string& dir) {
   for (const CaseResult& r : loaded.results) {
     run.precisions.insert(r.precision);
     if (r.environment && !r.environment->torch_version.empty())
-      run.torches.insert(fmt::format("torch {} ({})", r.environment->torch_version, r.environment->torch_build));
+      run.torches.insert(
+          fmt::format("torch {} ({})", r.environment->torch_version, r.environment->torch_build));
   }
   return run;
 }

@@ -62,8 +62,7 @@ int run_lint(const LintOptions& options, bool from_flags) {
   auto worker = scratch.path() / "kgym_worker.py";
   if (auto written = verify::write_worker_script(worker); !written) return usage_error(written.error());
 
-  Tolerance tolerance =
-      tolerance_for(config->verifier.tolerances, "float32", backend_of(config->verifier));
+  Tolerance tolerance = tolerance_for(config->verifier.tolerances, "float32", backend_of(config->verifier));
   int with_findings = 0;
   for (const Case& c : *cases) {
     verify::LintRequest req{.python = python->python,
@@ -131,7 +130,8 @@ Command add_lint_command(CLI::App& root) {
       ->capture_default_str()
       ->needs(bench_dir);
   app->add_option("--seed", options->seed, "seed of the probe inputs")->capture_default_str();
-  app->add_option("--python", options->python, "interpreter that imports torch (default: the config's, else auto-detect)");
+  app->add_option("--python", options->python,
+                  "interpreter that imports torch (default: the config's, else auto-detect)");
   bench_dir->excludes(config)->excludes(set);
   return Command{app, [options, bench_dir] { return run_lint(*options, bench_dir->count() > 0); }};
 }

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "core/case_paths.h"
 #include "app/command.h"
+#include "core/case_paths.h"
 #include "monitor/terminal.h"
 #include "report/load_results.h"
 #include "report/run_info.h"

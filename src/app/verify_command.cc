@@ -72,7 +72,8 @@ std::expected<verify::VerifyRequest, std::string> request_from_file(const std::s
 
 // `size` is problem.size as configured: whether the reference solves the
 // sizes depends on the execution, which run_verify resolves.
-std::expected<verify::VerifyRequest, std::string> request_from_flags(const VerifyOptions& o, ProblemSize& size) {
+std::expected<verify::VerifyRequest, std::string> request_from_flags(const VerifyOptions& o,
+                                                                     ProblemSize& size) {
   verify::VerifyRequest req;
   for (auto [flag, path] : {std::pair{"--problem", &o.problem}, std::pair{"--candidate", &o.candidate}}) {
     if (path->empty()) return std::unexpected(fmt::format("{} FILE is required", flag));
@@ -115,9 +116,10 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     req.config.execution_auto = false;
   }
   if (!find_backend(req.config.backend, req.config.execution)) {
-    return std::unexpected(fmt::format("backend {} has no {} execution; host_interpreter is for cuda "
-                                       "(Triton) and npu (PyPTO)",
-                                       req.config.backend, req.config.execution));
+    return std::unexpected(
+        fmt::format("backend {} has no {} execution; host_interpreter is for cuda "
+                    "(Triton) and npu (PyPTO)",
+                    req.config.backend, req.config.execution));
   }
   if (!o.python.empty()) req.config.python = o.python;
   if (!o.mode.empty()) req.config.mode = o.mode;
@@ -166,7 +168,7 @@ int run_verify(const VerifyOptions& o) {
   std::optional<verify::PythonEnv> env;
   if (req->python.empty() || o.request_file.empty()) {
     auto python = verify::resolve_python(req->python.empty() ? req->config.python
-                                                              : std::optional<std::string>(req->python));
+                                                             : std::optional<std::string>(req->python));
     if (!python) return usage_error(python.error());
     req->python = python->python;
     env = std::move(*python);

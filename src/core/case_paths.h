@@ -18,8 +18,8 @@ struct RunPaths {
   std::filesystem::path dir;
 
   std::filesystem::path run_record() const { return dir / "run.json"; }  // how the run was started
-  std::filesystem::path state() const { return dir / "state.json"; }      // live, for kgym monitor
-  std::filesystem::path events() const { return dir / "events.jsonl"; }   // append-only
+  std::filesystem::path state() const { return dir / "state.json"; }     // live, for kgym monitor
+  std::filesystem::path events() const { return dir / "events.jsonl"; }  // append-only
   std::filesystem::path summary_json() const { return dir / "summary.json"; }
   std::filesystem::path summary_md() const { return dir / "summary.md"; }
   std::filesystem::path report_html() const { return dir / "report.html"; }
@@ -56,10 +56,10 @@ struct CasePaths {
   std::filesystem::path task_desc() const { return dir / kTaskDesc; }
   std::filesystem::path spec() const { return dir / kSpec; }
   std::filesystem::path prompt() const { return dir / kPrompt; }
-  std::filesystem::path work() const { return dir / "work"; }  // the agent's, unless agent.work_repo
+  std::filesystem::path work() const { return dir / "work"; }           // the agent's, unless agent.work_repo
   std::filesystem::path candidate() const { return dir / kCandidate; }  // the artifacts copied out
   std::filesystem::path agent_log() const { return dir / kAgentLog; }
-  std::filesystem::path session() const { return dir / "session"; }       // the agent's transcript
+  std::filesystem::path session() const { return dir / "session"; }        // the agent's transcript
   std::filesystem::path agent_home() const { return dir / "agent_home"; }  // the agent's private $HOME
   std::filesystem::path gates(const std::string& stage, int attempt) const {
     return dir / "gates" / (stage + "." + std::to_string(attempt));
@@ -67,7 +67,9 @@ struct CasePaths {
   std::filesystem::path probe() const { return dir / "probe.json"; }
   std::filesystem::path probe_log() const { return dir / "probe.log"; }
   std::filesystem::path build_dir() const { return dir / "build"; }  // the build stage's scratch
-  std::filesystem::path prebuilt() const { return build_dir() / "prebuilt"; }  // what it built, with a manifest
+  std::filesystem::path prebuilt() const {
+    return build_dir() / "prebuilt";
+  }  // what it built, with a manifest
   std::filesystem::path build_request() const { return dir / "build_request.json"; }
   std::filesystem::path build_result() const { return dir / "build_result.json"; }
   std::filesystem::path build_log() const { return dir / "build.log"; }

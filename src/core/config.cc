@@ -35,10 +35,9 @@ bool VerifierConfig::compile_baseline() const {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"bench_dir", "level",   "cases",    "devices", "concurrency",
-                                         "output",    "agent",   "verifier", "problem", "monitor",
-                                         "workflow",  "sandbox", "samples",  "build",   "executor",
-                                         "history"};
+constexpr std::string_view kTopKeys[] = {
+    "bench_dir", "level",   "cases",    "devices", "concurrency", "output", "agent",    "verifier",
+    "problem",   "monitor", "workflow", "sandbox", "samples",     "build",  "executor", "history"};
 constexpr std::string_view kOutputKeys[] = {"root_dir", "run_name", "bundles"};
 constexpr std::string_view kHistoryKeys[] = {"db"};
 constexpr std::string_view kProblemKeys[] = {"overrides", "size", "precision"};

@@ -16,9 +16,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kAgentKeys[] = {
-    "kind", "argv",   "env",        "timeout_sec",    "workdir",   "artifacts", "model",
-    "dir",  "binary", "extra_args", "opencode_agent", "work_repo", "network",   "needs_device",
-    "transcript_policy"};
+    "kind",           "argv",      "env",     "timeout_sec",  "workdir",
+    "artifacts",      "model",     "dir",     "binary",       "extra_args",
+    "opencode_agent", "work_repo", "network", "needs_device", "transcript_policy"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "reference", "opencode", "claude", "codex"};
 
 // The kinds that run no process of their own.

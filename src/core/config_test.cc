@@ -269,7 +269,8 @@ TEST_F(BundledConfigTest, BundledDefaultLoads) {
 }
 
 TEST_F(ConfigTest, ExecutionIsTheDeviceAHostInterpreterOrAuto) {
-  auto interpreted = load(std::string(kMinimal) + "verifier:\n  backend: npu\n  execution: host_interpreter\n");
+  auto interpreted =
+      load(std::string(kMinimal) + "verifier:\n  backend: npu\n  execution: host_interpreter\n");
   ASSERT_TRUE(interpreted.has_value()) << interpreted.error().message;
   EXPECT_EQ(interpreted->verifier.execution, "host_interpreter");
   EXPECT_FALSE(interpreted->verifier.execution_auto);

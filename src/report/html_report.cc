@@ -78,7 +78,8 @@ void headline(std::string& html, const Summary& s) {
   if (s.transcript_flagged_cases > 0) {
     std::vector<std::string> rules;
     for (const auto& [rule, count] : s.transcript_flags) rules.push_back(fmt::format("{} {}", rule, count));
-    card(html, "transcript flags", esc(fmt::format("{} of {} cases", s.transcript_flagged_cases, s.total.selected)),
+    card(html, "transcript flags",
+         esc(fmt::format("{} of {} cases", s.transcript_flagged_cases, s.total.selected)),
          fmt::format("{}", fmt::join(rules, ", ")));
   }
   if (const auto& h = s.host_interpreter) {
@@ -203,7 +204,8 @@ void case_table(std::string& html, const HtmlReportInput& in) {
       files += fmt::format("<div class=\"repro\">reproduce: <code>{}</code></div>", esc(*r.repro_command));
     html += fmt::format(
         "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
-        "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
         esc(url_path(r.case_id)), esc(r.case_id),
         sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),

@@ -102,8 +102,8 @@ json case_json(const CaseRow& row) {
             {"execution", row.execution},
             {"transcript_flags", row.transcript_flags}};
   if (row.simulated) {
-    j["simulated"] = {{"value", row.simulated->value}, {"unit", row.simulated->unit},
-                      {"source", row.simulated->source}};
+    j["simulated"] = {
+        {"value", row.simulated->value}, {"unit", row.simulated->unit}, {"source", row.simulated->source}};
   }
   if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
   if (row.baseline) j["baseline"] = true;

@@ -133,7 +133,7 @@ void append_versus(std::string& md, const Summary& s) {
                       geomean_text(v.geomean.value, v.geomean.ci95, v.geomean.cases), v.timed,
                       v.timed == 1 ? "" : "s", v.unavailable);
     if (s.device_selected == 0 && s.host_interpreter) return;  // nothing measured on a device
-  md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
+    md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
     for (const FastP& f : v.fast_p) {
       if (f.threshold == 0.0) continue;
       md += fmt::format("| {} | {} | {} |\n", fast_label(f.threshold), rate_with_ci(f),

@@ -296,9 +296,10 @@ TEST(Summarize, TranscriptFlagsAreCountedByRuleAndCase) {
                                      make_result("level1/2_B", Verdict::kPass, 1.0),
                                      make_result("level1/3_C", Verdict::kPass, 1.0)};
   results[0].generation = Generation{};
-  results[0].generation->transcript_flags = {{"transcript.process_tampering", "shell: ps", "agent.log", 2},
-                                             {"transcript.process_tampering", "shell: kill 1", "agent.log", 3},
-                                             {"transcript.spec_edit", "write: SPEC.md", "agent.log", 4}};
+  results[0].generation->transcript_flags = {
+      {"transcript.process_tampering", "shell: ps", "agent.log", 2},
+      {"transcript.process_tampering", "shell: kill 1", "agent.log", 3},
+      {"transcript.spec_edit", "write: SPEC.md", "agent.log", 4}};
   results[1].generation = Generation{};
   results[1].generation->transcript_flags = {{"transcript.spec_edit", "shell: rm SPEC.md", "agent.log", 1}};
   Summary s = summarize(results, {});

@@ -313,7 +313,8 @@ Step SampleFlow::collect_candidate() {
     const TranscriptFlag& first = generation_.transcript_flags.front();
     CaseResult r;
     r.verdict = Verdict::kFailCheat;
-    r.cheat = CheatFinding{first.rule, "transcript", fmt::format("{}:{}: {}", first.file, first.line, first.evidence)};
+    r.cheat = CheatFinding{first.rule, "transcript",
+                           fmt::format("{}:{}: {}", first.file, first.line, first.evidence)};
     r.reason = fmt::format("the agent's transcript: {} ({}:{}: {}){}", first.rule, first.file, first.line,
                            first.evidence,
                            generation_.transcript_flags.size() > 1

@@ -132,7 +132,8 @@ TEST(ExploitCorpus, HostInterpreterExploitsAndSamples) {
     auto samples = python_files(kSource / "data/sample" / dir);
     ASSERT_EQ(samples.size(), 3u) << dir;
     for (const auto& file : samples) {
-      auto findings = check_candidate(read(file), "model_new.py", {.backend = backend, .execution = "host_interpreter"});
+      auto findings =
+          check_candidate(read(file), "model_new.py", {.backend = backend, .execution = "host_interpreter"});
       EXPECT_EQ(first_fatal(findings), nullptr) << file << describe(findings);
     }
   }
@@ -144,7 +145,8 @@ TEST(ExploitCorpus, HostInterpreterExploitsAndSamples) {
       auto at = source.find("fail_cheat (");
       ASSERT_NE(at, std::string::npos) << file << ": no expected verdict";
       std::string rule = source.substr(at + 12, source.find_first_of(":)", at) - at - 12);
-      auto findings = check_candidate(source, "model_new.py", {.backend = backend, .execution = "host_interpreter"});
+      auto findings =
+          check_candidate(source, "model_new.py", {.backend = backend, .execution = "host_interpreter"});
       const Finding* fatal = first_fatal(findings);
       if (rule.starts_with("runtime.")) {
         EXPECT_EQ(fatal, nullptr) << file << " is for the runtime layer" << describe(findings);

@@ -115,12 +115,13 @@ std::expected<void, std::string> check_backend(const std::string& python, const 
 }
 
 std::expected<ResolvedExecution, std::string> resolve_execution(const std::string& python,
-                                                              const VerifierConfig& verifier,
-                                                              std::chrono::seconds timeout) {
+                                                                const VerifierConfig& verifier,
+                                                                std::chrono::seconds timeout) {
   const Backend& device = backend_named(verifier.backend, verifier.execution);
   auto usable = check_backend(python, device, timeout);
   if (usable) return ResolvedExecution{verifier.execution, ""};
-  const Backend* host = verifier.execution_auto ? find_backend(verifier.backend, "host_interpreter") : nullptr;
+  const Backend* host =
+      verifier.execution_auto ? find_backend(verifier.backend, "host_interpreter") : nullptr;
   if (!host) return std::unexpected(usable.error());
   if (auto interpreted = check_backend(python, *host, timeout); !interpreted) {
     return std::unexpected(fmt::format("verifier.execution is auto and neither works: {}; and {}",

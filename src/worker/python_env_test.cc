@@ -18,13 +18,14 @@ class ResolveExecution : public ::testing::Test {
   // only when `pypto` is true.
   std::string interpreter(bool pypto) {
     auto path = temp_.path() / (pypto ? "with-pypto" : "without-pypto");
-    std::ofstream(path) << "#!/bin/sh\n"
-                           "case \"$3\" in\n"
-                           "  npu) echo \"KGYM_BACKEND=ModuleNotFoundError: No module named 'torch_npu'\" ;;\n"
-                        << "  pypto) echo \"KGYM_BACKEND="
-                        << (pypto ? "yes" : "ModuleNotFoundError: No module named 'pypto'") << "\" ;;\n"
-                        << "  *) echo KGYM_BACKEND=yes ;;\n"
-                           "esac\n";
+    std::ofstream(path)
+        << "#!/bin/sh\n"
+           "case \"$3\" in\n"
+           "  npu) echo \"KGYM_BACKEND=ModuleNotFoundError: No module named 'torch_npu'\" ;;\n"
+        << "  pypto) echo \"KGYM_BACKEND=" << (pypto ? "yes" : "ModuleNotFoundError: No module named 'pypto'")
+        << "\" ;;\n"
+        << "  *) echo KGYM_BACKEND=yes ;;\n"
+           "esac\n";
     ::chmod(path.c_str(), 0755);
     return path.string();
   }
