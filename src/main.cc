@@ -1,5 +1,6 @@
 // kgym: a benchmark gym for compute kernels written by coding agents.
 #include <clocale>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <vector>
@@ -11,6 +12,9 @@
 
 int main(int argc, char** argv) {
   std::setlocale(LC_ALL, "C");  // numbers in files and output are locale-proof
+  // A write past RLIMIT_FSIZE then fails with EFBIG, which every writer
+  // reports, instead of killing kgym mid-run (children get the default back).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App root{"kgym: benchmark gym for compute kernels written by coding agents", "kgym"};
   root.require_subcommand(1);
   root.set_version_flag("--version",

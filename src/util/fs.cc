@@ -73,11 +73,45 @@ std::expected<void, std::string> append_line_durable(const std::filesystem::path
                                                      std::string_view line) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (!fd) return std::unexpected(os_error("cannot open", path));
+  struct stat before {};
+  if (::fstat(fd.get(), &before) != 0) return std::unexpected(os_error("cannot stat", path));
   std::string buf(line);
   buf.push_back('\n');
-  if (!write_all(fd.get(), buf) || ::fsync(fd.get()) != 0)
-    return std::unexpected(os_error("cannot append to", path));
+  if (!write_all(fd.get(), buf) || ::fsync(fd.get()) != 0) {
+    std::string err = os_error("cannot append to", path);
+    (void)::ftruncate(fd.get(), before.st_size);  // the lines before stay whole
+    return std::unexpected(err);
+  }
   return {};
+}
+
+std::expected<std::size_t, std::string> drop_torn_last_line(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return 0;
+    return std::unexpected(os_error("cannot open", path));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return std::unexpected(os_error("cannot stat", path));
+  // Read backwards from the end in blocks until the last '\n'.
+  off_t end = st.st_size, keep = 0;
+  char block[4096];
+  for (off_t pos = end; pos > 0 && keep == 0;) {
+    off_t start = pos > static_cast<off_t>(sizeof block) ? pos - static_cast<off_t>(sizeof block) : 0;
+    ssize_t n = ::pread(fd.get(), block, static_cast<std::size_t>(pos - start), start);
+    if (n != pos - start) return std::unexpected(os_error("cannot read", path));
+    for (ssize_t i = n; i > 0; --i) {
+      if (block[i - 1] == '\n') {
+        keep = start + i;
+        break;
+      }
+    }
+    pos = start;
+  }
+  if (keep == end) return 0;
+  if (::ftruncate(fd.get(), keep) != 0 || ::fsync(fd.get()) != 0)
+    return std::unexpected(os_error("cannot truncate", path));
+  return static_cast<std::size_t>(end - keep);
 }
 
 std::expected<void, std::string> make_dirs(const std::filesystem::path& path) {

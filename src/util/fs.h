@@ -22,9 +22,17 @@ enum class Durability { kSynced, kRenameOnly };
 std::expected<void, std::string> write_file_atomic(const std::filesystem::path& path, std::string_view data,
                                                    Durability durability = Durability::kSynced);
 
-// Appends one line (a '\n' is added) and fsyncs; for append-only logs.
+// Appends one line (a '\n' is added; `line` may hold several '\n'-separated
+// lines) in one write() and fsyncs; for append-only logs. A write that fails
+// part way (ENOSPC, EFBIG) is truncated away, so the log still ends with a
+// whole line; only a kill during the write can leave a torn one.
 std::expected<void, std::string> append_line_durable(const std::filesystem::path& path,
                                                      std::string_view line);
+
+// Truncates a line log after its last '\n', dropping a torn last line that
+// a killed append left. Returns the bytes dropped (0 when the file ends
+// with a whole line, is empty or does not exist).
+std::expected<std::size_t, std::string> drop_torn_last_line(const std::filesystem::path& path);
 
 // Creates the directory and its parents; ok if it exists.
 std::expected<void, std::string> make_dirs(const std::filesystem::path& path);
