@@ -46,10 +46,14 @@ std::optional<LoadedRun> load_run(const std::string& dir) {
     return std::nullopt;
   }
   report::LoadedResults loaded = report::load_results(dir);
-  for (const report::LoadError& e : loaded.errors) {
-    fmt::print(stderr, "kgym compare: skipped {}: {}\n", e.path.string(), e.message);
-  }
   report::RecoveredRunInfo recovered = report::recover_run_info(dir, loaded);
+  // A damaged result would show its case as "not run", a regression that
+  // is not one: the comparison is refused instead.
+  if (!recovered.errors.empty()) {
+    for (const std::string& error : recovered.errors) fmt::print(stderr, "kgym compare: {}\n", error);
+    return std::nullopt;
+  }
+  for (const std::string& note : recovered.notes) fmt::print(stderr, "kgym compare: {}\n", note);
   LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}};
   for (const CaseResult& r : loaded.results) {
     run.precisions.insert(r.precision);

@@ -26,10 +26,15 @@ int run_report_command(const std::filesystem::path& run_dir) {
     return kExitUsage;
   }
   report::LoadedResults loaded = report::load_results(run_dir);
-  for (const report::LoadError& e : loaded.errors) {
-    fmt::print(stderr, "kgym report: skipped {}: {}\n", e.path.string(), e.message);
-  }
   report::RecoveredRunInfo recovered = report::recover_run_info(run_dir, loaded);
+  // A summary that silently counted a damaged result's case as not run
+  // would be wrong: nothing is written until every record can be read.
+  if (!recovered.errors.empty()) {
+    for (const std::string& error : recovered.errors) fmt::print(stderr, "kgym report: {}\n", error);
+    fmt::print(stderr, "kgym report: nothing written: {} record(s) of {} cannot be read\n",
+               recovered.errors.size(), run_dir.string());
+    return kExitUsage;
+  }
   for (const std::string& note : recovered.notes) fmt::print(stderr, "kgym report: {}\n", note);
 
   auto summary = report::write_summary(run_dir, loaded.results, recovered.info);

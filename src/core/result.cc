@@ -366,6 +366,15 @@ ProblemSizes problem_sizes_from_json(const json& j) {
 CaseResult result_from_json(const json& j) {
   CaseResult r;
   r.schema_version = j.at("schema_version").get<int>();
+  // A newer layout is refused rather than misread (core/record_files.h).
+  if (r.schema_version > kResultSchemaVersion) {
+    throw json::other_error::create(
+        501,
+        fmt::format("written by a newer kgym (schema_version {}; this kgym reads up to {}): open the run "
+                    "with that kgym or a newer one",
+                    r.schema_version, kResultSchemaVersion),
+        &j);
+  }
   r.case_id = j.at("case_id").get<std::string>();
   auto verdict = parse_verdict(j.at("verdict").get<std::string>());
   if (!verdict) throw json::other_error::create(501, "unknown verdict " + j.at("verdict").dump(), &j);

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "core/case_paths.h"
+#include "core/record_files.h"
+#include "core/run_state.h"
 #include "history/schema.h"
 #include "report/case_order.h"
 #include "report/load_results.h"
@@ -159,10 +161,13 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
   std::error_code ec;
   fs::path run_dir = fs::weakly_canonical(fs::absolute(dir, ec), ec);
   IndexedRun out{.run_dir = run_dir};
-  json run = read_json(RunPaths{run_dir}.run_record());
-  if (!run.is_object())
-    return std::unexpected(
-        fmt::format("{}: no readable run.json (is this a kgym run directory?)", run_dir.string()));
+  auto recorded = read_run_record(run_dir);
+  if (!recorded) return std::unexpected(recorded.error());
+  json run = std::move(*recorded);
+  json state = read_json(RunPaths{run_dir}.state());
+  if (std::string newer = newer_schema_message(RunPaths{run_dir}.state(), state, kStateSchemaVersion);
+      !newer.empty())
+    return std::unexpected(newer);
   try {
     std::string print = fingerprint(run_dir);
     Statement find = db.prepare("SELECT id, fingerprint FROM runs WHERE run_dir = ?");
@@ -179,11 +184,18 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
     }
     find.reset();
     report::LoadedResults loaded = report::load_results(run_dir);
+    // A run indexed without a damaged result would count its case as not
+    // attempted, and stay so (the fingerprint would not change once the
+    // file is repaired): it is not indexed until every result reads.
+    std::vector<std::string> damaged;
     for (const report::LoadError& e : loaded.errors) {
-      if (e.path != CasePaths::cases_dir(run_dir))
+      if (e.path.filename() == "result.json")
+        damaged.push_back(fmt::format("{}: {}; {}", e.path.string(), e.message, damaged_result_fix(e.path)));
+      else if (e.path != CasePaths::cases_dir(run_dir))
         out.skipped.push_back(fmt::format("{}: {}", e.path.string(), e.message));
     }
-    RunRow row = run_row(run_dir, run, read_json(run_dir / "state.json"), loaded.results);
+    if (!damaged.empty()) return std::unexpected(fmt::format("{}", fmt::join(damaged, "\n")));
+    RunRow row = run_row(run_dir, run, state, loaded.results);
     row.fingerprint = print;
 
     Transaction tx(db);

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "core/case_paths.h"
+#include "core/record_files.h"
+#include "core/run_state.h"
 #include "monitor/frame.h"
 #include "monitor/terminal.h"
 #include "util/clock.h"
@@ -121,9 +123,13 @@ std::expected<RunState, std::string> read_state(const fs::path& state_file) {
   auto text = util::read_file(state_file);
   if (!text) return std::unexpected(text.error());
   try {
-    return run_state_from_json(nlohmann::json::parse(*text));
+    nlohmann::json state = nlohmann::json::parse(*text);
+    if (std::string newer = newer_schema_message(state_file, state, kStateSchemaVersion); !newer.empty())
+      return std::unexpected(newer);
+    return run_state_from_json(state);
   } catch (const nlohmann::json::exception& e) {
-    return std::unexpected(fmt::format("{}: not a valid kgym state file: {}", state_file.string(), e.what()));
+    return std::unexpected(fmt::format("{}: not a valid kgym state file: {}; {}", state_file.string(),
+                                       e.what(), damaged_state_fix(state_file.parent_path())));
   }
 }
 

@@ -80,6 +80,19 @@ TEST_F(MonitorLoopTest, OnceCorruptStateExits2) {
   EXPECT_NE(contents(err_).find("not a valid kgym state file"), std::string::npos);
 }
 
+TEST_F(MonitorLoopTest, ATruncatedOrNewerStateNamesTheFileAndTheFix) {
+  std::ofstream(dir_ / "state.json") << R"({"schema_version": 1, "status": "runn)";
+  auto damaged = read_state(dir_ / "state.json");
+  ASSERT_FALSE(damaged.has_value());
+  EXPECT_NE(damaged.error().find("state.json: not a valid kgym state file"), std::string::npos);
+  EXPECT_NE(damaged.error().find("kgym run --resume " + dir_.string()), std::string::npos) << damaged.error();
+  std::ofstream(dir_ / "state.json") << R"({"schema_version": 5, "status": "running"})";
+  auto newer = read_state(dir_ / "state.json");
+  ASSERT_FALSE(newer.has_value());
+  EXPECT_NE(newer.error().find("written by a newer kgym (schema_version 5"), std::string::npos)
+      << newer.error();
+}
+
 TEST_F(MonitorLoopTest, OncePrintsOneFrame) {
   write_state("running");
   EXPECT_EQ(print_one_frame(dir_ / "state.json", out_, err_), 0);

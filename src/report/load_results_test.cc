@@ -112,6 +112,30 @@ TEST_F(LoadResultsTest, DamagedRunJsonIsANoteNotAFailure) {
   ASSERT_EQ(recovered.notes.size(), 1u);
   EXPECT_NE(recovered.notes[0].find("run.json"), std::string::npos);
   EXPECT_EQ(recovered.info.status, "finished");
+  EXPECT_TRUE(recovered.errors.empty());
+}
+
+// A report must not count a damaged result's case as not run, nor misread
+// a newer kgym's records: they are errors with the file and the fix.
+TEST_F(LoadResultsTest, ADamagedResultOrANewerRecordIsAnErrorWithItsFix) {
+  write_result(make_result("level1/1_A", Verdict::kPass, 1.5));
+  std::string whole = to_json(make_result("level1/2_B", Verdict::kPass, 1.5)).dump();
+  write("cases/level1/2_B/result.json", whole.substr(0, whole.size() - 7));
+  RecoveredRunInfo recovered = recover_run_info(run_dir_, load_results(run_dir_));
+  ASSERT_EQ(recovered.errors.size(), 1u);
+  EXPECT_NE(recovered.errors[0].find("level1/2_B/result.json: not a valid result record"), std::string::npos)
+      << recovered.errors[0];
+  EXPECT_NE(recovered.errors[0].find("move it aside"), std::string::npos) << recovered.errors[0];
+
+  nlohmann::json newer = to_json(make_result("level1/2_B", Verdict::kPass, 1.5));
+  newer["schema_version"] = kResultSchemaVersion + 1;
+  write("cases/level1/2_B/result.json", newer.dump());
+  write("run.json", R"({"schema_version": 9, "cases": ["level1/1_A"]})");
+  write("state.json", R"({"schema_version": 9, "status": "finished"})");
+  recovered = recover_run_info(run_dir_, load_results(run_dir_));
+  ASSERT_EQ(recovered.errors.size(), 3u);
+  for (const std::string& error : recovered.errors)
+    EXPECT_NE(error.find("newer kgym"), std::string::npos) << error;
 }
 
 }  // namespace

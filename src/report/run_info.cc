@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/case_paths.h"
+#include "core/record_files.h"
 #include "core/run_state.h"
 #include "util/clock.h"
 #include "util/fs.h"
@@ -44,7 +45,11 @@ std::optional<json> read_json(const std::filesystem::path& file, std::vector<std
     if (!j.is_object()) throw json::type_error::create(302, "top level is not an object", &j);
     return j;
   } catch (const json::exception& e) {
-    notes.push_back(fmt::format("{}: ignored, not valid JSON: {}", file.string(), e.what()));
+    std::string fix =
+        file.filename() == "state.json"
+            ? damaged_state_fix(file.parent_path())
+            : "the report lacks what it recorded (configuration, machine); restore it from a copy";
+    notes.push_back(fmt::format("{}: ignored, not valid JSON: {}; {}", file.string(), e.what(), fix));
     return std::nullopt;
   }
 }
@@ -70,16 +75,26 @@ void apply_run_json(const json& j, RunInfo& info, std::set<std::string>& selecte
 
 RecoveredRunInfo recover_run_info(const std::filesystem::path& run_dir, const LoadedResults& loaded) {
   RecoveredRunInfo out;
+  for (const LoadError& e : loaded.errors) {
+    if (e.path.filename() == "result.json")
+      out.errors.push_back(fmt::format("{}: {}; {}", e.path.string(), e.message, damaged_result_fix(e.path)));
+  }
   RunInfo& info = out.info;
   info.run_dir = run_dir.string();
   std::set<std::string> selected(loaded.unfinished_case_ids.begin(), loaded.unfinished_case_ids.end());
   for (const CaseResult& r : loaded.results) selected.insert(r.case_id);
-  if (auto j = read_json(RunPaths{run_dir}.run_record(), out.notes)) apply_run_json(*j, info, selected);
+  if (auto j = read_json(RunPaths{run_dir}.run_record(), out.notes)) {
+    std::string newer = newer_schema_message(RunPaths{run_dir}.run_record(), *j, kRunRecordSchemaVersion);
+    if (!newer.empty()) out.errors.push_back(std::move(newer));
+    apply_run_json(*j, info, selected);
+  }
   if (info.backend.empty() && !loaded.results.empty()) info.backend = loaded.results.front().backend;
   if (info.mode.empty() && !loaded.results.empty()) info.mode = loaded.results.front().mode;
 
   std::optional<std::string> state_status;
   if (auto j = read_json(RunPaths{run_dir}.state(), out.notes)) {
+    std::string newer = newer_schema_message(RunPaths{run_dir}.state(), *j, kStateSchemaVersion);
+    if (!newer.empty()) out.errors.push_back(std::move(newer));
     try {
       RunState state = run_state_from_json(*j);
       state_status = state.status;

@@ -16,9 +16,15 @@ namespace kgym::report {
 struct RecoveredRunInfo {
   RunInfo info;
   std::vector<std::string> notes;  // "run.json: ..." problems worth telling the user
+  // Records a report must not be built without, each with its fix
+  // (core/record_files.h): a result.json that cannot be read (its case
+  // would silently count as not run), a run.json or state.json from a
+  // newer kgym (misread otherwise).
+  std::vector<std::string> errors;
 };
 
-// Builds the RunInfo for `run_dir`. The selection is the union of the case
+// Builds the RunInfo for `run_dir` (a damaged run.json or state.json is a
+// note: what it held stays unknown). The selection is the union of the case
 // ids in run.json, in state.json and in `loaded` (finished or not). Status:
 // state.json's, else "interrupted" when some selected case has no result,
 // else "finished".
