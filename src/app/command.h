@@ -14,6 +14,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitNotAllPassed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInterrupted = 130;
+// The run could not write its results or summary (disk full, file size
+// limit); what was written is kept.
+inline constexpr int kExitOutputFailed = 3;
 
 struct Command {
   CLI::App* app = nullptr;

@@ -87,8 +87,7 @@ Command add_run_command(CLI::App& root) {
             } else if (!args->resume.empty()) {
               auto recorded = run::recorded_config_source(args->resume);
               if (!recorded) {
-                fmt::print(stderr, "kgym: {} is not a kgym run directory (no readable run.json)\n",
-                           args->resume);
+                fmt::print(stderr, "kgym: {}\n", recorded.error());
                 return kExitUsage;
               }
               source = *recorded;
@@ -121,6 +120,7 @@ Command add_run_command(CLI::App& root) {
               case run::CampaignStatus::kSomeFailed: return kExitNotAllPassed;
               case run::CampaignStatus::kUsageError: return kExitUsage;
               case run::CampaignStatus::kInterrupted: return kExitInterrupted;
+              case run::CampaignStatus::kOutputFailed: return kExitOutputFailed;
             }
             return kExitUsage;
           }};

@@ -11,16 +11,19 @@
 #include "core/case_paths.h"
 #include "core/case_set.h"
 #include "core/config_record.h"
+#include "core/record_files.h"
 #include "report/load_results.h"
 #include "report/summary.h"
 #include "run/campaign_setup.h"
 #include "run/machine_info.h"
+#include "run/resume_check.h"
 #include "run/scheduler.h"
 #include "run/slurm_coordinator.h"
 #include "run/state_store.h"
 #include "util/clock.h"
 #include "util/file_lock.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
 #include "worker/candidate_sandbox.h"
@@ -62,13 +65,9 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   nlohmann::json previous;
   if (options.resume_dir) {
     record.dir = std::filesystem::absolute(*options.resume_dir);
-    auto text = util::read_file(RunPaths{record.dir}.run_record());
-    if (!text)
-      return std::unexpected(
-          fmt::format("{} is not a kgym run directory (no run.json)", record.dir.string()));
-    previous = nlohmann::json::parse(*text, nullptr, false);
-    if (previous.is_discarded())
-      return std::unexpected(fmt::format("{}/run.json is not valid JSON", record.dir.string()));
+    auto recorded = read_run_record(record.dir);
+    if (!recorded) return std::unexpected(recorded.error());
+    previous = std::move(*recorded);
     record.seed = previous.value("run_seed", std::uint64_t{0});
     if (previous.contains("config")) {
       auto differences = config_differences(previous["config"], config_record(config));
@@ -92,7 +91,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   }
   if (auto ok = util::make_dirs(record.dir / ".kgym"); !ok) return std::unexpected(ok.error());
   nlohmann::json run;
-  run["schema_version"] = 1;
+  run["schema_version"] = kRunRecordSchemaVersion;
   run["run_dir"] = record.dir.string();
   run["started_at"] =
       previous.is_object() ? previous.value("started_at", record.started_at) : record.started_at;
@@ -116,7 +115,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   std::vector<std::string> ids;
   for (const Case& c : cases) ids.push_back(c.id());
   run["cases"] = ids;
-  if (auto ok = util::write_file_atomic(RunPaths{record.dir}.run_record(), run.dump(2) + "\n"); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{record.dir}.run_record(), util::json_text(run, 2) + "\n"); !ok) {
     return std::unexpected(ok.error());
   }
   return record;
@@ -180,11 +179,10 @@ std::string limits_line(const SandboxConfig& s) {
 
 }  // namespace
 
-std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir) {
-  auto text = util::read_file(RunPaths{run_dir}.run_record());
-  if (!text) return std::nullopt;
-  nlohmann::json run = nlohmann::json::parse(*text, nullptr, false);
-  if (!run.is_object()) return std::nullopt;
+std::expected<ConfigSource, std::string> recorded_config_source(const std::filesystem::path& run_dir) {
+  auto recorded = read_run_record(run_dir);
+  if (!recorded) return std::unexpected(recorded.error());
+  const nlohmann::json& run = *recorded;
   ConfigSource source;
   if (run.contains("config_file") && run["config_file"].is_string())
     source.file = run["config_file"].get<std::string>();
@@ -333,6 +331,15 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
     printer.error(fmt::format("kgym: key 'output.root_dir': {}", ok.error()));
     return CampaignStatus::kUsageError;
   }
+  // A resume refuses before any work (run.json is not even rewritten) when
+  // a record it would trust cannot be read.
+  if (options.resume_dir) {
+    if (auto ok = check_resumable(std::filesystem::absolute(*options.resume_dir), pre->cases, config.samples);
+        !ok) {
+      printer.error(fmt::format("kgym: {}", ok.error()));
+      return CampaignStatus::kUsageError;
+    }
+  }
   auto record = open_run_dir(config, options, pre->cases, pre->python);
   if (!record) {
     printer.error(fmt::format("kgym: {}", record.error()));
@@ -342,6 +349,16 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
   if (!lock) {
     printer.error(fmt::format("kgym: {}", lock.error()));
     return CampaignStatus::kUsageError;
+  }
+  // A kill can cut the last append to events.jsonl short: the torn line is
+  // dropped so that every line parses (docs/robustness.md).
+  if (auto dropped = util::drop_torn_last_line(RunPaths{record->dir}.events()); !dropped) {
+    printer.error(fmt::format("kgym: {}", dropped.error()));
+    return CampaignStatus::kUsageError;
+  } else if (*dropped > 0) {
+    printer.line(
+        fmt::format("kgym run: dropped the torn last line of {} ({} bytes an interrupted write left)",
+                    RunPaths{record->dir}.events().string(), *dropped));
   }
   std::filesystem::path worker = record->dir / ".kgym" / "kgym_worker.py";
   std::filesystem::remove(worker);
@@ -375,7 +392,10 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
   auto summary = report::write_summary(record->dir, outcome.results,
                                        run_info(config, *record, pre->cases, outcome.interrupted));
   if (!summary) {
-    printer.error(fmt::format("kgym: warning: {}", summary.error()));
+    printer.error(
+        fmt::format("kgym: cannot write the summary: {}; the results are kept: once there is space, "
+                    "`kgym report {}` writes it",
+                    summary.error(), record->dir.string()));
   } else {
     printer.line("");
     printer.line(report::summary_table(*summary, 110));
@@ -385,7 +405,16 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
   if (options.after_run) {
     if (std::string line = options.after_run(record->dir); !line.empty()) printer.line(line);
   }
+  if (outcome.write_failure) {
+    printer.error(fmt::format(
+        "kgym: the run stopped because a result could not be written: {}\n"
+        "The results already written are kept. Free space on the output filesystem (or raise the file size "
+        "limit), then finish the run with `kgym run --resume {}`.",
+        *outcome.write_failure, record->dir.string()));
+    return CampaignStatus::kOutputFailed;
+  }
   if (outcome.interrupted) return CampaignStatus::kInterrupted;
+  if (!summary) return CampaignStatus::kOutputFailed;
   bool all_passed =
       outcome.not_run == 0 && std::all_of(outcome.results.begin(), outcome.results.end(),
                                           [](const CaseResult& r) { return r.verdict == Verdict::kPass; });

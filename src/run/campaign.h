@@ -4,6 +4,7 @@
 // lock, run.json, the scheduler, and summary.json/summary.md at the end —
 // also when interrupted.
 #include <cstdint>
+#include <expected>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -29,14 +30,17 @@ struct CampaignOptions {
   std::function<std::string(const std::filesystem::path& run_dir)> after_run;
 };
 
-enum class CampaignStatus { kAllPassed, kSomeFailed, kUsageError, kInterrupted };
+// kOutputFailed: a result or the summary could not be written (disk full,
+// file size limit); what was written is kept and a resume finishes the run.
+enum class CampaignStatus { kAllPassed, kSomeFailed, kUsageError, kInterrupted, kOutputFailed };
 
 // Runs the campaign. Errors found before any work (bad selector, no usable
 // Python, run dir locked) print one clear message and return kUsageError.
 CampaignStatus run_campaign(const Config& config, const CampaignOptions& options, Printer& printer);
 
 // The ConfigSource recorded in RUN_DIR/run.json (for `--resume` without
-// `--config`).
-std::optional<ConfigSource> recorded_config_source(const std::filesystem::path& run_dir);
+// `--config`); an error naming run.json and the fix when it is missing,
+// damaged or from a newer kgym.
+std::expected<ConfigSource, std::string> recorded_config_source(const std::filesystem::path& run_dir);
 
 }  // namespace kgym::run

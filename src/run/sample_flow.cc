@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include "core/backend.h"
+#include "core/record_files.h"
 #include "run/spec_writer.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 #include "verify/repro_bundle.h"
 #include "verify/verifier.h"
@@ -69,21 +71,37 @@ std::string_view to_string(Phase phase) {
   return "pending";
 }
 
-std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id) {
+std::expected<std::optional<CaseResult>, std::string> read_result(const CasePaths& paths,
+                                                                  const std::string& case_id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(paths.result(), ec)))
+    return std::optional<CaseResult>{};
   auto text = util::read_file(paths.result());
-  if (!text) return std::nullopt;
+  if (!text) return std::unexpected(text.error());
+  std::string problem;
   try {
     CaseResult r = result_from_json(nlohmann::json::parse(*text));
-    // A cluster task that ended without its result is run again.
-    if (r.case_id == case_id && !r.lost_task) return r;
-  } catch (const nlohmann::json::exception&) {
+    if (r.case_id != case_id) {
+      problem = fmt::format("it records the case '{}', not '{}'", r.case_id, case_id);
+    } else {
+      // A cluster task that ended without its result is run again.
+      return r.lost_task ? std::nullopt : std::optional(std::move(r));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    problem = fmt::format("not a complete result record: {}", e.what());
   }
-  return std::nullopt;
+  return std::unexpected(
+      fmt::format("{}: {}; {}", paths.result().string(), problem, damaged_result_fix(paths.result())));
+}
+
+std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id) {
+  auto result = read_result(paths, case_id);
+  return result ? std::move(*result) : std::nullopt;
 }
 
 std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result) {
   if (auto ok = util::make_dirs(paths.dir); !ok) return ok;
-  return util::write_file_atomic(paths.result(), to_json(result).dump(2) + "\n");
+  return util::write_file_atomic(paths.result(), util::json_text(to_json(result), 2) + "\n");
 }
 
 std::expected<void, std::string> write_bundle(const CasePaths& paths, const CaseResult& result) {
@@ -302,7 +320,7 @@ Step SampleFlow::collect_candidate() {
   candidate_ = *candidate;
   generation_.outcome = "ok";
   if (auto ok = util::write_file_atomic(id_.paths.generation(),
-                                        generation_json(generation_, generate_s_).dump(2) + "\n");
+                                        util::json_text(generation_json(generation_, generate_s_), 2) + "\n");
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
   }
@@ -378,7 +396,7 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
     req.pch_root = options_.pch_root;
     req.pch_dir = options_.pch_dir;
   }
-  if (auto ok = util::write_file_atomic(paths.build_request(), verify::to_json(req).dump(2) + "\n",
+  if (auto ok = util::write_file_atomic(paths.build_request(), util::json_text(verify::to_json(req), 2) + "\n",
                                         util::Durability::kRenameOnly);
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
@@ -447,7 +465,7 @@ Step SampleFlow::launch_verification() {
            fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), id_.c.id())});
     }
   }
-  if (auto ok = util::write_file_atomic(paths.verify_request(), verify::to_json(req).dump(2) + "\n",
+  if (auto ok = util::write_file_atomic(paths.verify_request(), util::json_text(verify::to_json(req), 2) + "\n",
                                         util::Durability::kRenameOnly);
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());

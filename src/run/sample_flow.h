@@ -116,8 +116,15 @@ struct FlowNote {
   nlohmann::json data = nlohmann::json::object();
 };
 
-// The result a previous attempt wrote in `paths`, if it is complete,
-// belongs to `case_id` and is final (not a lost cluster task's).
+// The result a previous attempt wrote in `paths`: nullopt when there is
+// none or it is a lost cluster task's (the case-sample runs again); an
+// error naming the file and the fix when it cannot be read, belongs to
+// another case or comes from a newer kgym — a resume refuses then, so a
+// damaged record is never silently replaced (run/resume_check.h).
+std::expected<std::optional<CaseResult>, std::string> read_result(const CasePaths& paths,
+                                                                  const std::string& case_id);
+// read_result() with an unreadable record taken as none: for a run whose
+// records were checked before it started.
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id);
 // Writes `result` as paths.result() (atomically, making its dir).
 std::expected<void, std::string> write_result(const CasePaths& paths, const CaseResult& result);

@@ -209,11 +209,35 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   sample.waiting_device = false;
   sample.waiting_build = false;
   // One sample: its result is the case's, written by case_finished.
-  if (sampled()) {
-    if (auto ok = write_result(sample.flow.id().paths, result); !ok)
-      printer_.error(fmt::format("kgym: warning: {}", ok.error()));
-  }
+  if (sampled() && !write_result_or_stop(sample.flow.id().paths, result)) return;
   sample_finished(i, std::move(result));
+}
+
+// A result that cannot be written (ENOSPC, EFBIG) would be lost, and so
+// would every result after it: the run stops as on an interrupt, keeping
+// what is on disk, and the case runs again on --resume.
+bool Scheduler::write_result_or_stop(const CasePaths& paths, const CaseResult& result) {
+  auto ok = write_result(paths, result);
+  if (ok) return true;
+  if (!write_failure_) write_failure_ = ok.error();
+  stop(fmt::format("kgym: cannot write a result: {}; stopping the run (the results already written are kept)",
+                   ok.error()));
+  return false;
+}
+
+// Stops starting samples and terminates the running children, as a first
+// interrupt does.
+void Scheduler::stop(std::string_view why) {
+  printer_.error(std::string(why));
+  if (interrupts_ == 0) {
+    interrupts_ = 1;
+    for (std::size_t i = 0; i < samples_.size(); ++i) {
+      if (samples_[i].running)
+        runner_.terminate(static_cast<util::ProcessRunner::Id>(i), options_.kill_grace);
+    }
+  }
+  store_.state().status = "interrupted";
+  store_.save();
 }
 
 // A turn looks at the live samples only (at most `concurrency`) and starts
@@ -303,6 +327,7 @@ RunOutcome Scheduler::run() {
   }
   RunOutcome outcome;
   outcome.interrupted = interrupts_ > 0;
+  outcome.write_failure = write_failure_;
   for (std::size_t i = 0; i < samples_.size(); ++i) {
     release_device(i);
     release_build(i);
@@ -319,7 +344,9 @@ RunOutcome Scheduler::run() {
     }
   }
   store_.state().status = outcome.interrupted ? "interrupted" : "finished";
-  store_.event("run_finished", "", {{"status", store_.state().status}});
+  nlohmann::json finished = {{"status", store_.state().status}};
+  if (write_failure_) finished["write_failure"] = *write_failure_;
+  store_.event("run_finished", "", finished);
   store_.save();
   store_.flush(clock_.now(), /*force=*/true);
   return outcome;

@@ -39,8 +39,11 @@ struct SchedulerOptions : FlowOptions {
 
 struct RunOutcome {
   std::vector<CaseResult> results;  // finished cases, in case order (with samples: the case's record)
-  std::size_t not_run = 0;          // cases left unfinished by an interrupt
+  std::size_t not_run = 0;          // cases left unfinished by an interrupt or a write failure
   bool interrupted = false;
+  // A result.json that could not be written (disk full, file size limit):
+  // the loop stopped as on an interrupt, and that case counts as not run.
+  std::optional<std::string> write_failure;
 };
 
 class Scheduler {
@@ -104,6 +107,8 @@ class Scheduler {
   void schedule();
   void enforce_deadlines();
   void handle_interrupt();
+  bool write_result_or_stop(const CasePaths& paths, const CaseResult& result);
+  void stop(std::string_view why);
   util::SteadyTime next_deadline() const;
 
   const Config& config_;
@@ -121,7 +126,8 @@ class Scheduler {
   std::set<std::size_t> live_;    // samples started and not done (at most `concurrency`)
   std::size_t next_start_ = 0;    // the samples before it are started or done
   std::size_t done_ = 0;          // cases with a result
-  int interrupts_ = 0;
+  int interrupts_ = 0;            // user interrupts, or 1 once a write failure stopped the run
+  std::optional<std::string> write_failure_;
 };
 
 }  // namespace kgym::run

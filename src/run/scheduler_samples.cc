@@ -129,9 +129,8 @@ void Scheduler::show_live_sample(std::size_t c) {
 
 void Scheduler::case_finished(std::size_t c, CaseResult result) {
   CaseEntry& entry = cases_[c];
+  if (!write_result_or_stop(entry.paths, result)) return;
   ++done_;
-  if (auto ok = write_result(entry.paths, result); !ok)
-    printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   if (config_.output_bundles) {
     if (auto ok = write_bundle(entry.paths, result); !ok)
       printer_.error(fmt::format("kgym: warning: no reproduction bundle for {}: {}", entry.id, ok.error()));

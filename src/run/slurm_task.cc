@@ -15,6 +15,7 @@
 #include "run/state_store.h"
 #include "util/cpu_set.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/posix_process_runner.h"
 #include "worker/probe.h"
 
@@ -50,7 +51,7 @@ void write_exit_record(const CasePaths& paths, int exit_code, const std::string&
                  {"finished_at", util::unix_now()},
                  {"note", note}};
   if (util::make_dirs(paths.task_dir()))
-    (void)util::write_file_atomic(paths.task_exit(), record.dump(2) + "\n");
+    (void)util::write_file_atomic(paths.task_exit(), util::json_text(record, 2) + "\n");
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
 
   auto source = recorded_config_source(options.run_dir);
   if (!source) {
-    printer.error(fmt::format("kgym slurm-task: {} is not a kgym run directory", options.run_dir.string()));
+    printer.error(fmt::format("kgym slurm-task: {}", source.error()));
     return 2;
   }
   auto config = load_config(*source);
