@@ -111,7 +111,8 @@ Mapping ConfigReader::mapping(const Entry& at, std::span<const std::string_view>
   }
   std::set<std::string> seen;
   for (auto it = at.node.begin(); it != at.node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: it-> yields a temporary pair, a reference into it would dangle.
+    YAML::Node key = it->first;
     int line = line_of(key, at.line);
     if (!key.IsScalar() || key.Scalar().empty()) {
       error(Entry{at.path, key, line}, fmt::format("a key is {}", describe(key)), "keys are plain names");
