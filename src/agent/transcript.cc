@@ -18,7 +18,13 @@ void for_each_event(std::string_view text, const std::function<void(const json&)
     std::size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string_view::npos || line[start] != '{') continue;
     json event = json::parse(line.substr(start), nullptr, false);
-    if (event.is_object()) visit(event);
+    if (!event.is_object()) continue;
+    try {
+      visit(event);
+    } catch (const json::exception&) {
+      // An event not of the shape its CLI documents (a number where a name
+      // goes) counts for nothing: the stream is as hostile as the agent.
+    }
   }
 }
 
@@ -26,7 +32,8 @@ void for_each_event(std::string_view text, const std::function<void(const json&)
 void add(std::optional<std::int64_t>& total, const json& object, const char* key) {
   if (!object.is_object()) return;
   auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return;
+  // Integers only: a huge float converted to an integer is undefined.
+  if (it == object.end() || !it->is_number_integer()) return;
   total = total.value_or(0) + it->get<std::int64_t>();
 }
 

@@ -35,7 +35,13 @@ void for_each_line_event(std::string_view text, const std::function<void(const j
     std::size_t start = piece.find_first_not_of(" \t\r");
     if (start == std::string_view::npos || piece[start] != '{') continue;
     json event = json::parse(piece.substr(start), nullptr, false);
-    if (event.is_object()) visit(event, line);
+    if (!event.is_object()) continue;
+    try {
+      visit(event, line);
+    } catch (const json::exception&) {
+      // An event not of the shape its CLI documents is no action: no real
+      // CLI writes one, and a hostile line must not take the scan down.
+    }
   }
 }
 
@@ -102,13 +108,21 @@ std::vector<AgentAction> opencode_export_actions(std::string_view text) {
   json doc = json::parse(text, nullptr, false);
   if (!doc.is_object()) return out;
   int position = 0;
-  for (const json& message : doc.value("messages", json::array())) {
+  auto messages = doc.find("messages");
+  if (messages == doc.end() || !messages->is_array()) return out;
+  for (const json& message : *messages) {
     if (!message.is_object()) continue;
-    for (const json& part : message.value("parts", json::array())) {
+    auto parts = message.find("parts");
+    if (parts == message.end() || !parts->is_array()) continue;
+    for (const json& part : *parts) {
       ++position;
-      if (!part.is_object() || part.value("type", "") != "tool") continue;
-      const json state = part.value("state", json::object());
-      tool_action(part.value("tool", ""), state.value("input", json::object()), position, out);
+      try {
+        if (!part.is_object() || part.value("type", "") != "tool") continue;
+        const json state = part.value("state", json::object());
+        tool_action(part.value("tool", ""), state.value("input", json::object()), position, out);
+      } catch (const json::exception&) {
+        // A part not of the documented shape is no action (see for_each_line_event).
+      }
     }
   }
   return out;

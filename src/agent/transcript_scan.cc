@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text_cells.h"
+
 namespace kgym::agent {
 namespace {
 
@@ -345,7 +347,8 @@ class Scanner {
     if (!flagged_.insert(std::string(rule)).second) return;
     std::string evidence = action_->target;
     if (auto nl = evidence.find('\n'); nl != std::string::npos) evidence = evidence.substr(0, nl) + " ...";
-    if (evidence.size() > 200) evidence = evidence.substr(0, 197) + "...";
+    // Cut whole code points: the evidence is stored in result.json.
+    evidence = util::truncate_cells(evidence, 200);
     std::string_view kind;
     switch (action_->kind) {
       case Kind::kShell: kind = action_->printed ? "output" : "shell"; break;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace kgym::agent {
 namespace {
 
@@ -108,6 +110,41 @@ TEST(TranscriptScan, ReadersFindTheToolCallsOfEachFormat) {
   ASSERT_EQ(text.size(), 2u);
   EXPECT_EQ(text[0].target, "cat SPEC.md");  // set -x's prefix dropped
   EXPECT_EQ(text[1].line, 3);
+}
+
+// Found by fuzzing (fuzz/transcript_fuzz.cc), as in Transcript.EventsOfAnotherShapeCountForNothing.
+TEST(TranscriptActions, EventsOfAnotherShapeAreNoActions) {
+  const std::string hostile =
+      "{\"type\": 1}\n"
+      "{\"type\": \"assistant\", \"message\": {\"content\": [{\"type\": \"tool_use\", \"name\": 7}]}}\n"
+      "{\"type\": \"tool_use\", \"part\": {\"tool\": [\"bash\"], \"state\": 3}}\n"
+      "{\"type\": \"item.completed\", \"item\": {\"type\": \"command_execution\", \"command\": {}}}\n";
+  for (TranscriptFormat format : {TranscriptFormat::kOpencode, TranscriptFormat::kClaude, TranscriptFormat::kCodex}) {
+    for (const AgentAction& a : read_actions(hostile, format)) EXPECT_EQ(a.target, "") << a.line;
+  }
+  EXPECT_TRUE(read_actions("{\"messages\": [{\"parts\": [{\"type\": \"tool\", \"tool\": 1, \"state\": []}]}]}",
+                           TranscriptFormat::kOpencodeExport)
+                  .empty());
+  // The next well-formed event is still read.
+  auto actions = read_actions(hostile + "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\","
+                                        "\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}]}}\n",
+                              TranscriptFormat::kClaude);
+  ASSERT_FALSE(actions.empty());
+  EXPECT_EQ(actions.back().target, "ls");
+  EXPECT_EQ(actions.back().line, 5);
+}
+
+// Evidence is stored in result.json: a long command is cut between code
+// points, never inside one.
+TEST(TranscriptScan, LongEvidenceIsCutBetweenCodePoints) {
+  std::string command = "cat /data/bench/level1/19_ReLU.py # ";
+  for (int i = 0; i < 300; ++i) command += "\xc3\xa9";  // é, 600 bytes
+  auto flags = scan_actions({{Kind::kShell, command}}, context(), "agent.log");
+  ASSERT_FALSE(flags.empty());
+  for (const TranscriptFlag& f : flags) {
+    EXPECT_NO_THROW((void)nlohmann::json(f.evidence).dump()) << f.evidence;
+    EXPECT_LT(f.evidence.size(), command.size());
+  }
 }
 
 }  // namespace

@@ -92,5 +92,28 @@ TEST(Transcript, JsonLinesKeepsOnlyObjects) {
   EXPECT_EQ(json_lines("noise\n{\"a\": 1}\n  {\"b\":2}\r\n{broken\n"), "{\"a\":1}\n{\"b\":2}\n");
 }
 
+// Found by fuzzing (fuzz/transcript_fuzz.cc): a field of another type than
+// the CLI writes threw out of the parser and took kgym down.
+TEST(Transcript, EventsOfAnotherShapeCountForNothing) {
+  const std::string hostile =
+      "{\"type\": 1}\n"
+      "{\"type\": \"assistant\", \"message\": \"text\"}\n"
+      "{\"type\": \"assistant\", \"message\": {\"content\": [{\"type\": [\"tool_use\"]}]}}\n"
+      "{\"type\": \"result\", \"usage\": [1, 2], \"total_cost_usd\": \"free\"}\n"
+      "{\"type\": \"step_finish\", \"part\": {\"tokens\": {\"input\": 1e300}}}\n"
+      "{\"type\": \"turn.completed\", \"usage\": {\"input_tokens\": 1e300}}\n"
+      "{\"type\": \"item.completed\", \"item\": \"command_execution\"}\n";
+  const std::string valid =
+      "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Read\","
+      "\"input\":{\"file_path\":\"SPEC.md\"}}]}}\n";
+  for (auto parse : {parse_opencode_stream, parse_claude_stream, parse_codex_stream}) {
+    Usage u = parse(hostile);
+    EXPECT_FALSE(u.tokens_in.has_value());
+    EXPECT_FALSE(u.cost.has_value());
+  }
+  Usage u = parse_claude_stream(hostile + valid);
+  EXPECT_EQ(u.tool_calls, 1);  // the event after the hostile ones still counts
+}
+
 }  // namespace
 }  // namespace kgym::agent
