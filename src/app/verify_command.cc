@@ -12,6 +12,7 @@
 #include "core/case_paths.h"
 #include "core/config.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
 #include "verify/verifier.h"
@@ -204,7 +205,7 @@ int run_verify(const VerifyOptions& o) {
   fmt::print("{}\n", line);
   if (!o.json_out.empty()) {
     auto out = fs::absolute(o.json_out);
-    if (auto written = util::write_file_atomic(out, to_json(result).dump(2) + "\n"); !written) {
+    if (auto written = util::write_file_atomic(out, util::json_text(to_json(result), 2) + "\n"); !written) {
       fmt::print(stderr, "kgym verify: {}\n", written.error());
       return kExitNotAllPassed;
     }

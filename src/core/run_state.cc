@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "util/json_optional.h"
+#include "util/json_text.h"
 
 #include <fmt/format.h>
 
@@ -76,7 +77,7 @@ json head_json(const RunState& s) {
 // "cases"): four more spaces on every line. Every '\n' of a dump is
 // layout; newlines inside strings are escaped.
 std::string row_text(const CaseState& c) {
-  std::string text = case_json(c).dump(2);
+  std::string text = util::json_text(case_json(c), 2);
   std::string out = "    ";
   out.reserve(text.size() + 4 * static_cast<std::size_t>(std::ranges::count(text, '\n')));
   for (char ch : text) {
@@ -96,7 +97,7 @@ json to_json(const RunState& s) {
 }
 
 std::string RunStateWriter::text(const RunState& s) {
-  std::string head = head_json(s).dump(2);
+  std::string head = util::json_text(head_json(s), 2);
   if (rows_.size() > s.cases.size()) rows_.resize(s.cases.size());
   std::size_t rows_bytes = 0;
   for (std::size_t i = 0; i < s.cases.size(); ++i) {
@@ -112,7 +113,8 @@ std::string RunStateWriter::text(const RunState& s) {
   static constexpr std::string_view kEmpty = "\n  \"cases\": []";
   std::size_t at = head.find(kEmpty);
   if (s.cases.empty()) return head + "\n";
-  if (at == std::string::npos) return to_json(s).dump(2) + "\n";  // not reached: the layout has it
+  if (at == std::string::npos)
+    return util::json_text(to_json(s), 2) + "\n";                 // not reached: the layout has it
   std::size_t open = at + kEmpty.size() - 2;                      // the "[]"
   std::string out;
   out.reserve(head.size() + rows_bytes + 16);

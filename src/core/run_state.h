@@ -60,12 +60,12 @@ struct RunState {
 
 nlohmann::json to_json(const RunState& s);
 
-// state.json's text, to_json(s).dump(2) + "\n" byte for byte, made row by
+// state.json's text, util::json_text(to_json(s), 2) + "\n" byte for byte, made row by
 // row: no tree of the whole document is built, and a row equal to the one
 // the last text() was made from keeps its text, so a rewrite after a few
 // transitions serialises only the rows they changed (the rest is a
 // comparison and a copy). Memory: one copy of each row and of its text.
-// Throws what dump() throws (nlohmann::json::type_error on invalid UTF-8).
+// Invalid UTF-8 in a string becomes U+FFFD (util/json_text.h).
 class RunStateWriter {
  public:
   std::string text(const RunState& s);

@@ -10,6 +10,7 @@
 #include "run/sample_flow.h"
 #include "run/samples.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace kgym::run {
 namespace {
@@ -156,7 +157,8 @@ std::optional<std::string> SlurmCoordinator::write_submission(const SubmissionRe
               {"job_name", record.job_name},
               {"job_id", record.array_job},
               {"units", std::move(units)}};
-  auto ok = util::write_file_atomic(submission_file(options_.run_dir, record.number), doc.dump(2) + "\n");
+  auto ok = util::write_file_atomic(submission_file(options_.run_dir, record.number),
+                                    util::json_text(doc, 2) + "\n");
   if (!ok) return ok.error();
   return std::nullopt;
 }

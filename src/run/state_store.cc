@@ -8,6 +8,7 @@
 #include "core/case_paths.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace kgym::run {
 namespace {
@@ -79,7 +80,7 @@ void StateStore::event(const std::string& name, const std::string& case_id, nloh
   fields["t"] = util::unix_now();
   fields["event"] = name;
   if (!case_id.empty()) fields["case"] = case_id;
-  pending_events_ += fields.dump();
+  pending_events_ += util::json_text(fields);
   pending_events_ += '\n';
 }
 

@@ -8,6 +8,7 @@
 #include "util/clock.h"
 #include "util/fs.h"
 #include "util/gzip.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 #include "verify/candidate_sources.h"
 
@@ -141,7 +142,8 @@ std::expected<void, std::string> write_case_bundle(const fs::path& case_dir_give
   req.problem = problem_path;
   req.candidate = candidate_path;
   forget_machine(req);
-  files.push_back({std::string(BundleFiles::kRequest), TarEntry::Type::kFile, to_json(req).dump(2) + "\n"});
+  files.push_back(
+      {std::string(BundleFiles::kRequest), TarEntry::Type::kFile, util::json_text(to_json(req), 2) + "\n"});
   files.push_back({std::string(BundleFiles::kResult), TarEntry::Type::kFile, *result_text});
   json run = run_record(case_dir);
   json provenance = {
@@ -157,11 +159,12 @@ std::expected<void, std::string> write_case_bundle(const fs::path& case_dir_give
       {"machine", run.is_object() && run.contains("machine") ? run["machine"] : json(nullptr)},
       {"run", run_facts(run)},
   };
-  files.push_back({std::string(BundleFiles::kProvenance), TarEntry::Type::kFile, provenance.dump(2) + "\n"});
+  files.push_back(
+      {std::string(BundleFiles::kProvenance), TarEntry::Type::kFile, util::json_text(provenance, 2) + "\n"});
 
   std::vector<TarEntry> entries;
   entries.push_back({std::string(BundleFiles::kManifest), TarEntry::Type::kFile,
-                     bundle_manifest(result.case_id, files).dump(2) + "\n"});
+                     util::json_text(bundle_manifest(result.case_id, files), 2) + "\n"});
   entries.push_back({std::string(BundleFiles::kProblemDir), TarEntry::Type::kDirectory, ""});
   entries.push_back({std::string(BundleFiles::kCandidateDir), TarEntry::Type::kDirectory, ""});
   entries.insert(entries.end(), std::make_move_iterator(files.begin()), std::make_move_iterator(files.end()));

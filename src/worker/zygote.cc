@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.h"
+
 namespace kgym::verify {
 namespace {
 
@@ -65,9 +67,8 @@ std::string encode_fork_request(const ForkRequest& request) {
     auto eq = entry.find('=');
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  return nlohmann::json{{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}
-             .dump() +
-         "\n";
+  // The environment is the user's: a value need not be UTF-8.
+  return util::json_text({{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}) + "\n";
 }
 
 std::expected<pid_t, std::string> decode_fork_reply(const std::string& line) {
