@@ -7,6 +7,8 @@
 #   ./dev.sh deps    install dependencies only
 #   ./dev.sh torch2  make (once) the torch-2 environment and a CUDA_HOME; prints its python
 #   ./dev.sh extras  make (once) a venv over Debian's torch with einops; prints its python
+#   ./dev.sh sanitize  the unit tests and the e2e tests run in place under ASan + UBSan
+#   ./dev.sh fuzz [SECONDS]  each fuzz target for SECONDS (default 60) from its seeds
 # Works on Debian 12 / Ubuntu as root or with sudo.
 set -euo pipefail
 
@@ -201,6 +203,59 @@ build() {
   cmake --build "$BUILD_DIR" ${1:+--target "$1"}
 }
 
+# The sanitizer and fuzzing build (docs/fuzzing.md): clang 16 from Debian,
+# ASan + UBSan and libFuzzer's coverage on every object, in its own tree.
+FUZZ_BUILD_DIR="${KGYM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+CLANG_PACKAGES=(clang-16 libclang-rt-16-dev llvm-16)
+# The e2e tests the sanitized binary runs: kgym's own work (configs,
+# selection, records, reports, resume, history), not the candidates'
+# verification, whose workers run under rlimits ASan's shadow memory does
+# not fit in.
+SANITIZE_E2E='^e2e_(05_cli|15_report_html|17_compare|18_history|30_resume|49_transcripts|76_lint)$'
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+fuzz_build() {
+  deps
+  need "${CLANG_PACKAGES[@]}"
+  if [ ! -f "$FUZZ_BUILD_DIR/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DKGYM_FUZZ=ON \
+      -DCMAKE_CXX_COMPILER=clang++-16 >/dev/null
+  fi
+  cmake --build "$FUZZ_BUILD_DIR"
+}
+
+# fuzz SECONDS: every target for SECONDS from its committed seeds; what it
+# adds goes to the build tree, a finding to build-fuzz/findings/.
+fuzz() {
+  local seconds="${1:-60}" failed=() target name
+  fuzz_build
+  mkdir -p "$FUZZ_BUILD_DIR/findings"
+  printf '%-14s %10s %8s %7s\n' target executions corpus result
+  for target in "$FUZZ_BUILD_DIR"/kgym_*_fuzz; do
+    name="$(basename "$target" _fuzz)"; name="${name#kgym_}"
+    local added="$FUZZ_BUILD_DIR/corpus/$name" log="$FUZZ_BUILD_DIR/findings/$name.log" rc=0
+    mkdir -p "$added"
+    TMPDIR="${KGYM_FUZZ_TMP:-/dev/shm}" "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+      -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD_DIR/findings/$name-" \
+      "$added" "$ROOT/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+    local runs corpus
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
+    corpus="$(ls "$added" "$ROOT/fuzz/corpus/$name" | grep -c . || true)"
+    if [ "$rc" -eq 0 ]; then
+      printf '%-14s %10s %8s %7s\n' "$name" "${runs:-?}" "$corpus" ok
+    else
+      printf '%-14s %10s %8s %7s\n' "$name" "${runs:-?}" "$corpus" FOUND
+      grep -m 3 -E 'ERROR|SUMMARY|contract broken|Test unit written' "$log" | sed 's/^/    /'
+      failed+=("$name")
+    fi
+  done
+  if [ "${#failed[@]}" -gt 0 ]; then
+    log "findings in: ${failed[*]} (inputs and logs in $FUZZ_BUILD_DIR/findings/; rerun one with $FUZZ_BUILD_DIR/kgym_NAME_fuzz FILE)"
+    return 1
+  fi
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -225,6 +280,13 @@ case "$cmd" in
     cd "$BUILD_DIR"
     ctest --output-on-failure -j "$(nproc)" "$@"
     ;;
+  sanitize)
+    fuzz_build
+    cd "$FUZZ_BUILD_DIR"
+    ctest --output-on-failure -j "$(nproc)" -E '^(e2e_|python_)' "$@"
+    ctest --output-on-failure -j "$(nproc)" -R "$SANITIZE_E2E" "$@"
+    ;;
+  fuzz) fuzz "$@" ;;
   test-torch2)
     # The tests whose outcome depends on the worker's torch: the demo, verify,
     # the runtime exploit and honest corpora, warm workers, the timing
