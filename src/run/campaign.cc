@@ -53,6 +53,9 @@ struct RunRecord {
   std::uint64_t seed = 0;
   double started_at = 0;
   nlohmann::json machine;  // as found at the start
+  // RUN_DIR/.kgym/lock, held for the whole run: taken before run.json is
+  // rewritten, so a second run refused on the lock has changed nothing.
+  std::optional<util::FileLock> lock;
 };
 
 // Creates (or, for --resume, reopens) the run directory and writes run.json.
@@ -90,6 +93,9 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
     record.seed = fresh_seed();
   }
   if (auto ok = util::make_dirs(record.dir / ".kgym"); !ok) return std::unexpected(ok.error());
+  auto lock = util::FileLock::acquire(record.dir / ".kgym" / "lock");
+  if (!lock) return std::unexpected(lock.error());
+  record.lock = std::move(*lock);
   nlohmann::json run;
   run["schema_version"] = kRunRecordSchemaVersion;
   run["run_dir"] = record.dir.string();
@@ -343,11 +349,6 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
   auto record = open_run_dir(config, options, pre->cases, pre->python);
   if (!record) {
     printer.error(fmt::format("kgym: {}", record.error()));
-    return CampaignStatus::kUsageError;
-  }
-  auto lock = util::FileLock::acquire(record->dir / ".kgym" / "lock");
-  if (!lock) {
-    printer.error(fmt::format("kgym: {}", lock.error()));
     return CampaignStatus::kUsageError;
   }
   // A kill can cut the last append to events.jsonl short: the torn line is

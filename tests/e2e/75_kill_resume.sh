@@ -75,8 +75,11 @@ done
 "$KGYM" run --resume "$RUN" >"$TMP/last.txt" 2>&1 &
 pid=$!
 wait_for '"event":"phase"' "$(( $(count '"event":"phase"') + 1 ))" || true
+record_before="$(md5sum <"$RUN/run.json")"
 expect_exit 2 "a second run on the same dir is refused" "$KGYM" run --resume "$RUN"
 expect_output "pid $pid" "and names the holder's pid ($pid)"
+[ "$(md5sum <"$RUN/run.json")" = "$record_before" ] && ok "the refused run left run.json as it was" \
+  || bad "the refused run rewrote run.json"
 wait "$pid"; rc=$?
 [ "$rc" -eq 0 ] && ok "the last resume finishes every case (exit 0)" || bad "last resume: exit $rc" "$(tail -n 20 "$TMP/last.txt")"
 
