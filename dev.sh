@@ -243,7 +243,7 @@ fuzz() {
       "$added" "$ROOT/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
     local runs corpus
     runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
-    corpus="$(ls "$added" "$ROOT/fuzz/corpus/$name" | grep -c . || true)"
+    corpus="$(find "$added" "$ROOT/fuzz/corpus/$name" -type f | wc -l)"
     if [ "$rc" -eq 0 ]; then
       printf '%-14s %10s %8s %7s\n' "$name" "${runs:-?}" "$corpus" ok
     else

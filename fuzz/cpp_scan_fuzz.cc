@@ -15,9 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     kgym::fuzz::contract_broken("stripping changed the line count");
   CppScan scan = scan_cpp(source);
   const int lines = static_cast<int>(std::count(source.begin(), source.end(), '\n')) + 1;
-  for (const auto* hits : {&scan.library_calls, &scan.reduced_precision, &scan.introspection, &scan.side_streams}) {
+  for (const auto* hits :
+       {&scan.library_calls, &scan.reduced_precision, &scan.introspection, &scan.side_streams}) {
     for (const CppHit& hit : *hits) {
-      if (hit.name.empty() || hit.line < 1 || hit.line > lines) kgym::fuzz::contract_broken("a hit off the source");
+      if (hit.name.empty() || hit.line < 1 || hit.line > lines)
+        kgym::fuzz::contract_broken("a hit off the source");
     }
   }
   return 0;

@@ -30,12 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     std::vector<SourceFile> files;
     for (std::size_t i = 0; i < parts.size(); ++i)
-      files.push_back({i == 0 ? "model_new.py" : "sibling" + std::to_string(i) + ".py", std::string(parts[i])});
+      files.push_back(
+          {i == 0 ? "model_new.py" : "sibling" + std::to_string(i) + ".py", std::string(parts[i])});
     findings = check_candidate_files(files, options);
   }
   for (const Finding& f : findings) {
-    if (f.rule.empty() || f.message.empty()) kgym::fuzz::contract_broken("a finding without its rule or message");
-    if (f.severity != kFatal && f.severity != kWarn) kgym::fuzz::contract_broken("a finding of no known severity");
+    if (f.rule.empty() || f.message.empty())
+      kgym::fuzz::contract_broken("a finding without its rule or message");
+    if (f.severity != kFatal && f.severity != kWarn)
+      kgym::fuzz::contract_broken("a finding of no known severity");
   }
   return 0;
 }

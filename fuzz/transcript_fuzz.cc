@@ -25,8 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.off_limits = {"/bench", "/runs", "/usr/local/bin/kgym"};
     return c;
   }();
-  for (TranscriptFormat format : {TranscriptFormat::kOpencode, TranscriptFormat::kOpencodeExport,
-                                  TranscriptFormat::kClaude, TranscriptFormat::kCodex, TranscriptFormat::kText}) {
+  for (TranscriptFormat format :
+       {TranscriptFormat::kOpencode, TranscriptFormat::kOpencodeExport, TranscriptFormat::kClaude,
+        TranscriptFormat::kCodex, TranscriptFormat::kText}) {
     std::vector<AgentAction> actions = read_actions(text, format);
     for (const AgentAction& a : actions) {
       if (a.line < 1) kgym::fuzz::contract_broken("an action off the transcript");

@@ -119,15 +119,18 @@ TEST(TranscriptActions, EventsOfAnotherShapeAreNoActions) {
       "{\"type\": \"assistant\", \"message\": {\"content\": [{\"type\": \"tool_use\", \"name\": 7}]}}\n"
       "{\"type\": \"tool_use\", \"part\": {\"tool\": [\"bash\"], \"state\": 3}}\n"
       "{\"type\": \"item.completed\", \"item\": {\"type\": \"command_execution\", \"command\": {}}}\n";
-  for (TranscriptFormat format : {TranscriptFormat::kOpencode, TranscriptFormat::kClaude, TranscriptFormat::kCodex}) {
+  for (TranscriptFormat format :
+       {TranscriptFormat::kOpencode, TranscriptFormat::kClaude, TranscriptFormat::kCodex}) {
     for (const AgentAction& a : read_actions(hostile, format)) EXPECT_EQ(a.target, "") << a.line;
   }
-  EXPECT_TRUE(read_actions("{\"messages\": [{\"parts\": [{\"type\": \"tool\", \"tool\": 1, \"state\": []}]}]}",
-                           TranscriptFormat::kOpencodeExport)
-                  .empty());
+  EXPECT_TRUE(
+      read_actions("{\"messages\": [{\"parts\": [{\"type\": \"tool\", \"tool\": 1, \"state\": []}]}]}",
+                   TranscriptFormat::kOpencodeExport)
+          .empty());
   // The next well-formed event is still read.
-  auto actions = read_actions(hostile + "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\","
-                                        "\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}]}}\n",
+  auto actions = read_actions(hostile +
+                                  "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\","
+                                  "\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}]}}\n",
                               TranscriptFormat::kClaude);
   ASSERT_FALSE(actions.empty());
   EXPECT_EQ(actions.back().target, "ls");

@@ -68,7 +68,9 @@ std::string encode_fork_request(const ForkRequest& request) {
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   // The environment is the user's: a value need not be UTF-8.
-  return util::json_text({{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}) + "\n";
+  return util::json_text(
+             {{"op", "fork"}, {"argv", request.args}, {"env", env}, {"cwd", request.cwd.string()}}) +
+         "\n";
 }
 
 std::expected<pid_t, std::string> decode_fork_reply(const std::string& line) {
