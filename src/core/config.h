@@ -59,7 +59,7 @@ struct TimingConfig {
 };
 
 struct VerifierConfig {
-  std::string backend = "cpu";        // "cpu" | "cuda" | "npu"
+  std::string backend = "cpu";  // "cpu" | "cuda" | "npu"
   // "device" | "host_interpreter": the backend's kernels checked on this
   // host's CPU by their language's interpreter (docs/backends.md).
   std::string execution = "device";

@@ -16,7 +16,8 @@ constexpr std::string_view kBuildKeys[] = {"jobs", "cores", "timeout_sec", "prec
 void read_build(ConfigReader& reader, const Entry& at, BuildConfig& build) {
   Mapping fields = reader.mapping(at, kBuildKeys);
   if (auto entry = fields.get("jobs")) {
-    if (auto jobs = reader.integer(*entry, 1, "set how many candidates build at once, at least 1, e.g. jobs: 2"))
+    if (auto jobs =
+            reader.integer(*entry, 1, "set how many candidates build at once, at least 1, e.g. jobs: 2"))
       build.jobs = static_cast<int>(*jobs);
   }
   if (auto entry = fields.get("cores")) {
@@ -30,8 +31,8 @@ void read_build(ConfigReader& reader, const Entry& at, BuildConfig& build) {
     }
   }
   if (auto entry = fields.get("timeout_sec")) {
-    if (auto seconds =
-            reader.integer(*entry, 1, "set the seconds one candidate may take to build, e.g. timeout_sec: 900"))
+    if (auto seconds = reader.integer(
+            *entry, 1, "set the seconds one candidate may take to build, e.g. timeout_sec: 900"))
       build.timeout = std::chrono::seconds(*seconds);
   }
   if (auto entry = fields.get("precompiled_header")) {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "core/config_sections.h"
 #include "core/backend.h"
+#include "core/config_sections.h"
 #include "util/cpu_set.h"
 
 namespace kgym::config_detail {

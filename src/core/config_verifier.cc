@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "core/config_sections.h"
 #include "core/backend.h"
+#include "core/config_sections.h"
 
 namespace kgym {
 namespace config_detail {
@@ -204,11 +204,12 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
       verifier.warm_workers = *value;
       // Forked children cannot use an initialised CUDA or NPU runtime.
       if (*value == "on" && !backend_of(verifier).forks_workers) {
-        reader.error(*entry,
-                     fmt::format("warm_workers is on but backend is {}{}", verifier.backend,
-                                 backend_of(verifier).host_interpreter() ? " on its host interpreter" : ""),
-                     "warm workers fork from a parent process, which the CUDA and NPU runtimes and the host "
-                     "interpreters do not allow; set warm_workers: auto (cold workers on that backend) or off");
+        reader.error(
+            *entry,
+            fmt::format("warm_workers is on but backend is {}{}", verifier.backend,
+                        backend_of(verifier).host_interpreter() ? " on its host interpreter" : ""),
+            "warm workers fork from a parent process, which the CUDA and NPU runtimes and the host "
+            "interpreters do not allow; set warm_workers: auto (cold workers on that backend) or off");
       }
     }
   }

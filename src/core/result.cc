@@ -193,8 +193,9 @@ namespace {
 // speedup_vs.NAME: the speedup's own fields (median, ci95) at the top, so
 // that it reads like `speedup`; or {"unavailable": why}.
 json baseline_json(const BaselineSpeedup& b) {
-  if (!b.speedup) return {{"unavailable", b.unavailable.empty() ? "not timed" : b.unavailable},
-                          {"compile_s", optional_json(b.compile_s)}};
+  if (!b.speedup)
+    return {{"unavailable", b.unavailable.empty() ? "not timed" : b.unavailable},
+            {"compile_s", optional_json(b.compile_s)}};
   json j = speedup_json(*b.speedup);
   j["reference"] = b.reference ? side_json(*b.reference) : json(nullptr);
   j["noise_floor"] = b.noise_floor ? speedup_json(*b.noise_floor) : json(nullptr);
@@ -458,7 +459,8 @@ CaseResult result_from_json(const json& j) {
   r.baseline = j.value("baseline", false);
   r.precision = j.value("precision", "as_written");
   if (auto it = j.find("environment"); it != j.end() && it->is_object())
-    r.environment = TorchEnvironment{it->value("python", ""), it->value("torch", ""), it->value("torch_build", "")};
+    r.environment =
+        TorchEnvironment{it->value("python", ""), it->value("torch", ""), it->value("torch_build", "")};
   if (auto it = j.find("problem"); it != j.end() && it->is_object() && it->contains("sizes"))
     r.problem = problem_sizes_from_json(it->at("sizes"));
   return r;

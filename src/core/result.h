@@ -275,7 +275,7 @@ struct CaseResult {
   std::string execution = "device";
   std::optional<SimulatedTime> simulated;  // performance.simulated
   std::string mode;                        // "correctness" | "performance"
-  std::optional<ProblemSizes> problem;  // `problem.sizes` in the JSON
+  std::optional<ProblemSizes> problem;     // `problem.sizes` in the JSON
   // The candidate was the problem's own Model (agent.kind: reference, an
   // A/A run): the instrument's calibration, never a solve.
   bool baseline = false;

@@ -114,8 +114,8 @@ std::string RunStateWriter::text(const RunState& s) {
   std::size_t at = head.find(kEmpty);
   if (s.cases.empty()) return head + "\n";
   if (at == std::string::npos)
-    return util::json_text(to_json(s), 2) + "\n";                 // not reached: the layout has it
-  std::size_t open = at + kEmpty.size() - 2;                      // the "[]"
+    return util::json_text(to_json(s), 2) + "\n";  // not reached: the layout has it
+  std::size_t open = at + kEmpty.size() - 2;       // the "[]"
   std::string out;
   out.reserve(head.size() + rows_bytes + 16);
   out.append(head, 0, open);

@@ -19,7 +19,7 @@ struct CaseState {
   // run/sample_flow.h's Phase: pending|probing|generating|checking|
   // building|waiting_device|verifying|done; not_run for a case an interrupt left.
   std::string phase = "pending";
-  std::string stage;              // workflow stage name, "" when none
+  std::string stage;  // workflow stage name, "" when none
   int attempt = 0;
   std::optional<int> pid;
   std::optional<std::string> device;

@@ -21,8 +21,8 @@ enum class Verdict {
 };
 
 inline constexpr Verdict kAllVerdicts[] = {
-    Verdict::kPass,           Verdict::kFailCorrectness, Verdict::kFailCheat, Verdict::kCompileError,
-    Verdict::kRuntimeError,   Verdict::kTimeout,         Verdict::kCrash,     Verdict::kGenerationFailed,
+    Verdict::kPass,           Verdict::kFailCorrectness,   Verdict::kFailCheat,    Verdict::kCompileError,
+    Verdict::kRuntimeError,   Verdict::kTimeout,           Verdict::kCrash,        Verdict::kGenerationFailed,
     Verdict::kReferenceError, Verdict::kDeviceUnavailable, Verdict::kHarnessError,
 };
 

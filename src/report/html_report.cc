@@ -105,7 +105,8 @@ void headline(std::string& html, const Summary& s) {
     for (const FastP& f : v.fast_p) {
       if (f.threshold != 1.0) continue;
       card(html, fmt::format("fast_1 vs {}", esc(against)), rate_with_ci(f.rate, f.rate_ci95),
-           fmt::format("{} with interval above 1×; {} timed, {} unavailable", f.count, v.timed, v.unavailable));
+           fmt::format("{} with interval above 1×; {} timed, {} unavailable", f.count, v.timed,
+                       v.unavailable));
     }
     std::string value = esc(format_speedup(v.geomean.value));
     if (v.geomean.ci95) {
@@ -189,7 +190,8 @@ void case_table(std::string& html, const HtmlReportInput& in) {
       std::string name = v.baseline == "compile" ? "torch.compile" : v.baseline;
       std::string value = v.speedup ? format_speedup(v.speedup) : std::string("unavailable");
       if (v.speedup_ci95)
-        value += fmt::format(" [{} – {}]", format_speedup(v.speedup_ci95->lo), format_speedup(v.speedup_ci95->hi));
+        value +=
+            fmt::format(" [{} – {}]", format_speedup(v.speedup_ci95->lo), format_speedup(v.speedup_ci95->hi));
       versus += fmt::format("<div class=\"sizes\">vs {}: {}</div>", esc(name), esc(value));
     }
     auto took = total_seconds(*in.results, r.case_id);
