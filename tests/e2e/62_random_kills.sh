@@ -9,29 +9,9 @@
 # that follows: docs/robustness.md), and no child outlives a kill.
 source "$(dirname "$0")/lib.sh"
 
-S="$SRC/data/sample"
 SEED="${KGYM_E2E_SEED:-62}"
 KILLS=20
-cat >"$TMP/agent.sh" <<'SH'
-#!/usr/bin/env bash
-# A scripted agent: copies the stored solution at once.
-set -eu
-echo "agent ran for $1"
-cp "$SOLUTIONS/level1/${1#level1/}/model_new.py" model_new.py
-SH
-chmod +x "$TMP/agent.sh"
-cat >"$TMP/kills.yaml" <<YAML
-bench_dir: $S
-cases: "1,2,3,4"
-concurrency: 2
-output: {root_dir: $TMP/runs, run_name: rk}
-agent:
-  kind: command
-  argv: ["$TMP/agent.sh", "{case_id}"]
-  env: {SOLUTIONS: "$S/solutions"}
-verifier: {mode: correctness}
-sandbox: {agent_read_only: ["$S/solutions"]}
-YAML
+copying_run "$TMP/kills.yaml" "1,2,3,4" 2 "$TMP/runs" rk
 RUN="$TMP/runs/rk"
 EV="$RUN/events.jsonl"
 declare -A WANT=(

@@ -17,26 +17,7 @@ fi
 trap 'umount -l "$MNT" 2>/dev/null; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP"' EXIT
 started=$SECONDS
 
-S="$SRC/data/sample"
-cat >"$TMP/agent.sh" <<'SH'
-#!/usr/bin/env bash
-set -eu
-echo "agent ran for $1"
-cp "$SOLUTIONS/level1/${1#level1/}/model_new.py" model_new.py
-SH
-chmod +x "$TMP/agent.sh"
-cat >"$TMP/full.yaml" <<YAML
-bench_dir: $S
-cases: "1,4,6,7"
-concurrency: 1
-output: {root_dir: $MNT/runs, run_name: df}
-agent:
-  kind: command
-  argv: ["$TMP/agent.sh", "{case_id}"]
-  env: {SOLUTIONS: "$S/solutions"}
-verifier: {mode: correctness}
-sandbox: {agent_read_only: ["$S/solutions"]}
-YAML
+copying_run "$TMP/full.yaml" "1,4,6,7" 1 "$MNT/runs" df
 RUN="$MNT/runs/df"
 EV="$RUN/events.jsonl"
 

@@ -5,28 +5,7 @@
 # verified rather than regenerated. Also: two runs on one directory.
 source "$(dirname "$0")/lib.sh"
 
-S="$SRC/data/sample"
-cat >"$TMP/agent.sh" <<'SH'
-#!/usr/bin/env bash
-# A scripted agent: takes a moment, then copies the stored solution.
-set -eu
-echo "agent ran for $1"
-sleep 1
-cp "$SOLUTIONS/level1/${1#level1/}/model_new.py" model_new.py
-SH
-chmod +x "$TMP/agent.sh"
-cat >"$TMP/kill.yaml" <<YAML
-bench_dir: $S
-cases: "1,4,6,7"
-concurrency: 2
-output: {root_dir: $TMP/runs, run_name: k}
-agent:
-  kind: command
-  argv: ["$TMP/agent.sh", "{case_id}"]
-  env: {SOLUTIONS: "$S/solutions"}
-verifier: {mode: correctness}
-sandbox: {agent_read_only: ["$S/solutions"]}
-YAML
+copying_run "$TMP/kill.yaml" "1,4,6,7" 2 "$TMP/runs" k 1
 RUN="$TMP/runs/k"
 EV="$RUN/events.jsonl"
 

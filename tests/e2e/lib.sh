@@ -100,3 +100,33 @@ npm_cli() {
   fi
   echo "$cli"
 }
+
+# copying_run YAML CASES CONCURRENCY ROOT_DIR RUN_NAME [PAUSE]: writes
+# $TMP/agent.sh, a scripted command agent that (after PAUSE seconds) copies
+# its case's stored sample solution, and YAML, a correctness-only run of it
+# over the sample set: the runs the kill, resume and disk-full tests stop
+# and restart.
+copying_run() {
+  local yaml="$1" cases="$2" concurrency="$3" root="$4" name="$5" pause="${6:-0}"
+  local samples="$SRC/data/sample"
+  cat >"$TMP/agent.sh" <<SH
+#!/usr/bin/env bash
+set -eu
+echo "agent ran for \$1"
+sleep $pause
+cp "\$SOLUTIONS/level1/\${1#level1/}/model_new.py" model_new.py
+SH
+  chmod +x "$TMP/agent.sh"
+  cat >"$yaml" <<YAML
+bench_dir: $samples
+cases: "$cases"
+concurrency: $concurrency
+output: {root_dir: $root, run_name: $name}
+agent:
+  kind: command
+  argv: ["$TMP/agent.sh", "{case_id}"]
+  env: {SOLUTIONS: "$samples/solutions"}
+verifier: {mode: correctness}
+sandbox: {agent_read_only: ["$samples/solutions"]}
+YAML
+}
