@@ -1,0 +1,187 @@
+"""The worker's pure helpers around inputs and outputs: core lists, the
+notes an error line gets, and with torch the input sets timed calls get
+(InputPool), the signed normal redraw, output flattening and the problem
+lint (python/kgym_worker_lint.py) on tiny problems. The tests that need
+torch skip without it.
+
+Run: python3 tests/python/test_worker_inputs.py (the worker modules are
+found under python/)."""
+import importlib.util
+import os
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+
+import kgym_worker_common as common  # noqa: E402
+import kgym_worker_devices as devices  # noqa: E402
+import kgym_worker_lease as lease  # noqa: E402
+from kgym_worker_lint import lint_problem  # noqa: E402
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+class CoreLists(unittest.TestCase):
+    def test_a_device_spec(self):
+        self.assertEqual(devices.parse_cores("0-2,5"), [0, 1, 2, 5])
+        self.assertEqual(devices.parse_cores("3"), [3])
+        self.assertIsNone(devices.parse_cores("all"))
+        self.assertIsNone(devices.parse_cores(""))
+
+    def test_a_kernel_core_list(self):
+        self.assertEqual(lease.parse_core_list("0-3,8,10-11\n"), {0, 1, 2, 3, 8, 10, 11})
+        self.assertEqual(lease.parse_core_list("\n"), set())
+
+
+class ErrorLines(unittest.TestCase):
+    def test_the_last_line_of_the_message(self):
+        self.assertEqual(common.exception_line(ValueError("first\n\n  last  \n")), "ValueError: last")
+        self.assertEqual(common.exception_line(KeyError()), "KeyError")
+
+    def test_memory_failures_name_the_fix(self):
+        for exc in (MemoryError(), RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried")):
+            line = common.exception_line(exc)
+            self.assertIn("[out of memory: ", line)
+            self.assertIn("problem.size: auto", line)
+            self.assertIn("--override NAME=VALUE", line)
+        self.assertNotIn("out of memory", common.exception_line(ValueError("bad shape")))
+
+    def test_what_this_interpreter_lacks_is_named(self):
+        missing = ModuleNotFoundError("No module named 'einops'", name="einops")
+        self.assertIn("needs the module 'einops'", common.exception_line(missing))
+        half = RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Half'")
+        self.assertIn("no kernel for that op in float16", common.exception_line(half))
+        bfloat = RuntimeError("\"slow_conv3d\" not implemented for 'BFloat16'")
+        self.assertIn("in bfloat16", common.exception_line(bfloat))
+
+    @unittest.skipUnless(HAVE_TORCH, "needs torch")
+    def test_an_op_of_a_later_torch(self):
+        import torch
+
+        try:
+            torch.kgym_no_such_op
+        except AttributeError as exc:
+            self.assertIn(f"this torch ({torch.__version__}) lacks it", common.exception_line(exc))
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class InputSets(unittest.TestCase):
+    def test_a_derived_set_scales_fractional_floats_only(self):
+        import torch
+
+        x = torch.tensor([0.5, -1.25])
+        whole = torch.tensor([1.0, 2.0])  # floats of whole numbers: labels, counts
+        labels = torch.tensor([3, 1])
+        pool = devices.InputPool(7, [[x, (whole, {"l": labels})], [x * 2]])
+        self.assertEqual(pool.id, 7)
+        out = pool.derived(0, 3.0)
+        self.assertEqual(out[0].tolist(), [1.5, -3.75])
+        self.assertEqual(out[1][0].tolist(), [1.0, 2.0])
+        self.assertEqual(out[1][1]["l"].tolist(), [3, 1])
+        self.assertEqual(pool.derived(1, 0.5)[0].tolist(), [0.5, -1.25])
+
+    def test_a_derived_set_is_a_copy_and_the_same_each_time(self):
+        import torch
+
+        x = torch.rand(16)
+        pool = devices.InputPool(0, [[x]])
+        first, second = pool.derived(0, 1.5)[0], pool.derived(0, 1.5)[0]
+        self.assertNotEqual(first.data_ptr(), x.data_ptr())
+        self.assertTrue(torch.equal(first, second))
+        first.zero_()
+        self.assertTrue(torch.equal(pool.derived(0, 1.5)[0], second))
+
+    def test_signed_normal_inputs_redraw_floats_alike_for_a_seed(self):
+        import torch
+
+        inputs = [torch.rand(1000), torch.arange(4), 3, torch.rand(2, dtype=torch.float64)]
+        a = devices.signed_normal_inputs(inputs, 11)
+        b = devices.signed_normal_inputs(inputs, 11)
+        self.assertTrue(torch.equal(a[0], b[0]))
+        self.assertLess(float(a[0].min()), 0.0)  # no longer torch.rand's [0, 1)
+        self.assertIs(a[1], inputs[1])
+        self.assertEqual(a[2], 3)
+        self.assertEqual(a[3].dtype, torch.float64)
+        self.assertFalse(torch.equal(devices.signed_normal_inputs(inputs, 12)[0], a[0]))
+
+    def test_outputs_flatten_to_cpu_tensors(self):
+        import torch
+
+        flat = devices.flatten_outputs((torch.ones(2, 3).t(), [2.5, (True, 4)]))
+        self.assertEqual([t.dtype for t in flat], [torch.float32, torch.float32, torch.bool, torch.int64])
+        self.assertTrue(flat[0].is_contiguous())
+        with self.assertRaises(common.WorkerError) as caught:
+            devices.flatten_outputs({"y": torch.ones(1)})
+        self.assertIn("unsupported dict", caught.exception.message)
+
+    def test_describe(self):
+        import torch
+
+        self.assertEqual(devices.describe(torch.zeros(2, 3, dtype=torch.float16)),
+                         {"kind": "tensor", "dtype": "float16", "shape": [2, 3], "repr": ""})
+        self.assertEqual(devices.describe(True)["kind"], "bool")
+        self.assertEqual(devices.describe(4)["repr"], "4")
+        self.assertEqual(devices.describe(0.5)["kind"], "float")
+        self.assertEqual(len(devices.describe("x" * 200)["repr"]), 80)
+
+
+def lint_of(forward, get_inputs, seed=3, tolerance=(1e-5, 1e-5)):
+    """The lint findings' kinds for a problem whose Model computes
+    forward(x) on get_inputs()."""
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, *inputs):
+            return forward(*inputs)
+
+    module = types.SimpleNamespace(Model=Model, get_inputs=get_inputs, get_init_inputs=lambda: [])
+    findings, forward_ms, peak_mb = lint_problem(module, seed, tolerance)
+    assert forward_ms >= 0 and peak_mb > 0
+    return sorted(f["kind"] for f in findings)
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class Lint(unittest.TestCase):
+    def test_a_sound_problem_is_clean(self):
+        import torch
+
+        self.assertEqual(lint_of(lambda x: torch.softmax(x * 3, dim=1), lambda: [torch.randn(4, 8)]), [])
+
+    def test_an_output_of_zeros(self):
+        import torch
+
+        # Near zero for any input: so also the same for two input draws.
+        self.assertEqual(lint_of(lambda x: x * 1e-9, lambda: [torch.rand(4, 8)]),
+                         ["input_independent", "zero_output"])
+
+    def test_a_constant_output(self):
+        import torch
+
+        self.assertEqual(lint_of(lambda x: torch.softmax(x, dim=1) * 0 + 0.5, lambda: [torch.rand(4, 8)]),
+                         ["constant_output", "input_independent"])
+
+    def test_randomness_in_the_forward(self):
+        import torch
+
+        self.assertEqual(lint_of(lambda x: x + torch.rand_like(x), lambda: [torch.rand(4, 8)]),
+                         ["not_self_consistent"])
+
+    def test_non_finite_outputs(self):
+        import torch
+
+        self.assertIn("non_finite_output", lint_of(lambda x: torch.log(x - 2), lambda: [torch.rand(4, 8)]))
+
+    def test_identity_on_the_given_inputs_only(self):
+        import torch
+
+        findings = lint_of(torch.relu, lambda: [torch.rand(4, 8)])
+        self.assertEqual(findings, ["identity_on_given_inputs"])
+        evidence = lint_problem(types.SimpleNamespace(Model=lambda: torch.nn.ReLU(), get_inputs=lambda: [torch.rand(4)],
+                                                      get_init_inputs=lambda: []), 3, (1e-5, 1e-5))[0][0]["evidence"]
+        self.assertEqual(evidence, "output 0 equals input 0 on get_inputs(); not on signed normal inputs, "
+                                   "which verification adds")
+
+
+if __name__ == "__main__":
+    unittest.main()
