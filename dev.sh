@@ -78,8 +78,6 @@ EINOPS_VERSION=0.8.2   # level 3 of KernelBench imports einops
 TRITON_VERSION=3.9.0
 PYPTO_VERSION=0.2.0
 
-TORCH2_TESTS='^(e2e_10_demo|e2e_20_verify|e2e_52_sizes|e2e_70_runtime_exploits|e2e_72_warm_workers|e2e_73_opencode_client|e2e_77_torch_versions|e2e_78_cuda_build|e2e_79_compile_baseline|e2e_81_host_interpreter)$|^(TimingTest|VerifierTest|WarmPool|WarmWorkers|ZygoteChild|MemoryDeath|ExploitCorpus)\.'
-
 # need PACKAGE...: the Debian packages one command needs beyond deps().
 need() {
   local missing=()
@@ -207,13 +205,6 @@ build() {
 # ASan + UBSan and libFuzzer's coverage on every object, in its own tree.
 FUZZ_BUILD_DIR="${KGYM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 CLANG_PACKAGES=(clang-16 libclang-rt-16-dev llvm-16)
-# The e2e tests the sanitized binary runs: those whose time is kgym's own
-# work (configs, selection, agents and their boxes, workflows, records,
-# resume after kills, a full disk, reports, bundles, history). Every other
-# e2e test passes under it too; they are left to ./dev.sh test because their
-# time goes to the candidates' verification in Python, which the sanitizers
-# do not see.
-SANITIZE_E2E='^e2e_(05_cli|15_report_html|17_compare|18_history|30_resume|40_command_agent|42_profiles|45_workflow|46_gate_sandbox|47_work_repo|48_repro|49_transcripts|50_problems|60_interrupt|62_random_kills|63_disk_full|75_kill_resume)$'
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
@@ -279,27 +270,24 @@ case "$cmd" in
     ;;
   test)
     build
-    cd "$BUILD_DIR"
-    ctest --output-on-failure -j "$(nproc)" "$@"
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
     ;;
   sanitize)
+    # The tests labelled sanitize (CMakeLists.txt): the gtests and the e2e
+    # tests whose time is kgym's own work.
     fuzz_build
-    cd "$FUZZ_BUILD_DIR"
-    ctest --output-on-failure -j "$(nproc)" -E '^(e2e_|python_)' "$@"
-    ctest --output-on-failure -j "$(nproc)" -R "$SANITIZE_E2E" "$@"
+    ctest --test-dir "$FUZZ_BUILD_DIR" --output-on-failure -j "$(nproc)" -L sanitize "$@"
     ;;
   fuzz) fuzz "$@" ;;
   test-torch2)
-    # The tests whose outcome depends on the worker's torch: the demo, verify,
-    # the runtime exploit and honest corpora, warm workers, the timing
-    # session, the opencode client, problem sizes, torch-2-only problems;
-    # with the torch-2 venv's python3 first on PATH, which kgym then finds.
+    # The tests labelled torch (CMakeLists.txt), whose outcome may differ
+    # between torch versions, with the torch-2 venv's python3 first on PATH,
+    # which kgym then finds.
     build
     python="$(torch2)"
-    cd "$BUILD_DIR"
-    log "worker-facing tests against $("$python" -c 'import torch; print("torch", torch.__version__)') ($python)"
+    log "the torch tests against $("$python" -c 'import torch; print("torch", torch.__version__)') ($python)"
     PATH="$(dirname "$python"):$PATH" CUDA_HOME="$(dirname "$(dirname "$python")")/cuda" \
-      ctest --output-on-failure -j "$(nproc)" -R "$TORCH2_TESTS" "$@"
+      ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -L torch "$@"
     ;;
   *)
     sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'

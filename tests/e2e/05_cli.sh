@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Command-line behaviour that needs no Python: listing cases, usage errors,
 # config errors reported with file, line and key before any work.
 source "$(dirname "$0")/lib.sh"

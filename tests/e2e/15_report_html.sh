@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # report.html of a fixture run: written by `kgym report`, well-formed,
 # self-contained, every link relative and pointing at a file of the run.
 source "$(dirname "$0")/lib.sh"

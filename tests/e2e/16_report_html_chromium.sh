@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e
 # Opens report.html of a fixture run in headless Chromium: the page loads
 # offline, its four plots are in the rendered DOM, and a screenshot is saved
 # for review (build/test-artifacts/report_html.png, or $KGYM_ARTIFACTS).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # `kgym compare` on the two fixture runs (tests/fixtures/runs/README.md):
 # every kind of change is reported in the terminal and in Markdown.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # The run history (docs/history.md): two runs index themselves into one
 # database (history.db), `kgym history index` skips what is unchanged and
 # updates a changed run, and the leaderboard, a case's history and a run's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # `kgym verify` on one problem and one candidate, run from another directory.
 source "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Resume: finished cases are kept as they are, unfinished ones are completed,
 # and a run directory is locked while a run holds it.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # The `command` agent kind: a program run in its own work dir, its outcome
 # (ok, non-zero exit, timeout, missing artifact) kept apart from the verdict.
 source "$(dirname "$0")/lib.sh"

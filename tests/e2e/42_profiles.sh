@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Agent profiles: the CLI is checked before any work (exit 2); a run with
 # the claude profile against a stand-in CLI that prints a recorded
 # stream-json transcript: the usage lands in result.json and summary.json,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e
 # `samples: 3`: three independent generations of a case, each collected and
 # verified on its own; the case reports its best sample with pass@k, and
 # --resume verifies a generated sample without generating it again.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e
 # agent.needs_device: the agent leases a device before it starts, gets it in
 # its environment, and verifies on it; with one device two samples take
 # turns: the second agent starts only after the first sample's verification.

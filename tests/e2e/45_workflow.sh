@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # A gated workflow: the harness checks each stage itself and re-prompts a
 # stage with its failed checks. The scripted agent writes a plan with "TBD"
 # first and fixes it only when the re-prompt lists that check; for

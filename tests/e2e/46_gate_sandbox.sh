@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # A command gate runs a program the agent wrote, so it runs in the agent's
 # box: this one tries to leave a file outside the work dir, to rewrite the
 # problem file and the stored solutions, and to reach the run's records.

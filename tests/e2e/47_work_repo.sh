@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # The work-repository layout (PyPTO): the agent runs in an external
 # repository, each case's files live in <repo>/custom/<level>/<N>_<Name>/, and
 # only the declared artifacts are copied out of there for verification. The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Transcript scanning in a run: a scripted command agent that inspects the
 # processes (`ps`, echoed by set -x into its output) is flagged with
 # transcript.process_tampering; under agent.transcript_policy warn the case

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Problems as they come: a broken problem file is reported for its own case
 # without stopping the others; size overrides reach the problem.
 source "$(dirname "$0")/lib.sh"

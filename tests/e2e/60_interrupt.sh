@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # Ctrl-C: stop launching, end the children, write the summary of what
 # finished, exit 130; a resume then finishes the rest.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # kill -9 of `kgym run` at random moments, 20 times in a row, each followed
 # by --resume; then a last resume to the end. The schedule is drawn from a
 # fixed seed (KGYM_E2E_SEED changes it): most kills land after a random

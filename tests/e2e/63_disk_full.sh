@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # The output filesystem fills in the middle of a run (a small tmpfs, filled
 # once the first result is in): the run stops with exit 3 and a message
 # that says to free space and resume; it leaves no temp file and no record

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e
 # Candidates that misbehave at the OS level — segfault, hang, allocate
 # without bound, fork-bomb, open a socket, signal their parent, _exit — each
 # end as a verdict for their own case, and the run goes on. The misbehaviour

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # Warm workers (verifier.warm_workers): candidates forked from the device's
 # boxed zygote keep the candidate sandbox — no network, nothing writable
 # outside their scratch dir, the unprivileged uid when kgym runs as root —

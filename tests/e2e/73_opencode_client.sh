@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e needs-npm
 # The real opencode CLI (npm package opencode-ai 1.18.33, pinned, installed into a cache dir
 # next to the kgym binary, never globally) run by `kgym run` with the
 # opencode profile against a scripted OpenAI-compatible server on 127.0.0.1

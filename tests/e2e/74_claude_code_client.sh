@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e needs-npm
 # The real Claude Code CLI (npm package @anthropic-ai/claude-code, pinned,
 # installed into a cache dir next to the kgym binary, never globally) run by
 # `kgym run` with the claude profile against a scripted Anthropic Messages

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e needs-npm
 # The real Codex CLI (npm package @openai/codex, pinned, installed into a
 # cache dir next to the kgym binary, never globally) run by `kgym run` with
 # the codex profile against a scripted OpenAI Responses API on 127.0.0.1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e sanitize
 # kill -9 of the harness at several points (an agent generating, a candidate
 # verifying, after some results), then --resume: no result is lost or
 # duplicated, no child outlives the harness, a generated candidate is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e
 # `kgym lint`: the bundled sample problems are clean; the exploitable and
 # broken problems of tests/exploits/problems/ are reported with evidence.
 source "$(dirname "$0")/lib.sh"

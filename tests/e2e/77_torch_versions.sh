@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # Whichever torch kgym finds (python3 on PATH, then /usr/bin/python3; CI runs
 # this once on Debian's torch 1.13 and once with the torch-2 venv first on
 # PATH): a baseline run of a problem that needs torch 2 (the fused

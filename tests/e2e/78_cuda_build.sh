@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # The CUDA path. With a CUDA build of torch and nvcc (CI: the torch-2 venv
 # and its CUDA_HOME, ./dev.sh test-torch2), `kgym verify --backend cuda`
 # builds the sample CUDA solutions (data/sample/solutions_cuda/) and, without

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # verifier.baselines: [eager, compile] on whichever torch kgym finds (CI runs
 # this on Debian's torch 1.13 and again with the torch-2 venv first on PATH).
 # Under torch 2 the reference is also timed through torch.compile, by the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e needs-slurm
 # executor.kind: slurm against a real single-node Slurm (slurmctld + slurmd +
 # munged started under $TMP by tests/slurm/cluster.sh; skipped when Slurm is
 # not installed): the demo through the cluster gives the local verdicts; a
