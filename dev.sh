@@ -2,12 +2,12 @@
 # Developer entry point; each command installs what is missing first.
 #   ./dev.sh demo    build the kgym binary alone and run it on the bundled sample set
 #   ./dev.sh test    build kgym and run the whole test suite
-#   ./dev.sh test-torch2  the worker-facing tests again, against torch 2 (makes its venv once)
+#   ./dev.sh test-torch2  the tests labelled torch again, against torch 2 (makes its venv once)
 #   ./dev.sh build   install dependencies and build only
 #   ./dev.sh deps    install dependencies only
 #   ./dev.sh torch2  make (once) the torch-2 environment and a CUDA_HOME; prints its python
 #   ./dev.sh extras  make (once) a venv over Debian's torch with einops; prints its python
-#   ./dev.sh sanitize  the unit tests and the e2e tests run in place under ASan + UBSan
+#   ./dev.sh sanitize  the tests labelled sanitize, under ASan + UBSan
 #   ./dev.sh fuzz [SECONDS]  each fuzz target for SECONDS (default 60) from its seeds
 # Works on Debian 12 / Ubuntu as root or with sudo.
 set -euo pipefail
