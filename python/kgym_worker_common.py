@@ -122,7 +122,8 @@ def torch_build(torch):
 
 
 def setup_compile_env(scratch, compile_cache):
-    """Private extension dir per worker; identical sources rebuild via ccache.
+    """Private extension dir per worker; identical sources rebuild via the
+    ccache directory the parent gave (CCACHE_DIR), if any.
     Temporary files and torch's compile caches go inside the scratch dir too:
     torch 2 asks tempfile for a directory the first time it imports
     torch._dynamo (lazily, in a forward), and tempfile tries each candidate
@@ -137,13 +138,18 @@ def setup_compile_env(scratch, compile_cache):
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(scratch, "torchinductor")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton")
     ccache = shutil.which("ccache")
-    if not compile_cache or not ccache or "CXX" in os.environ:
+    # ccache only in the directory the parent gave this build (its key's own,
+    # docs/build.md "The compile caches"), never a default one shared by all.
+    given = os.environ.get("CCACHE_DIR") and not os.environ.get("CCACHE_DISABLE")
+    if not compile_cache or not given:
+        os.environ["CCACHE_DISABLE"] = "1"  # torch 2 may put ccache before the compiler itself
+        return
+    if not ccache or "CXX" in os.environ:
         return
     compiler = shutil.which("g++") or shutil.which("c++")
     if not compiler:
         return
-    cache_root = os.environ.get("KGYM_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kgym")
-    os.environ.setdefault("CCACHE_DIR", os.path.join(cache_root, "ccache"))
+    os.environ.setdefault("CCACHE_CONFIGPATH", os.devnull)
     os.environ["CCACHE_BASEDIR"] = scratch
     os.environ["CCACHE_NOHASHDIR"] = "1"
     # pch_defines, time_macros: a build may include the precompiled header

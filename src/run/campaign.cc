@@ -281,7 +281,6 @@ RunOutcome run_local(const Config& config, const CampaignOptions& options, const
   if (verify::warm_workers_enabled(config.verifier)) {
     auto pool = verify::WarmPool::create({.python = pre.python.python,
                                           .backend = config.verifier.backend,
-                                          .compile_cache = config.verifier.compile_cache,
                                           .sandbox = config.sandbox,
                                           .sandbox_mode = pre.sandbox,
                                           .hidden = sched.candidate_hidden,

@@ -145,7 +145,7 @@ void SampleFlow::resume(bool regenerate) {
     generation_.agent = agent_.name();
   }
   if (g.contains("generate_s") && g["generate_s"].is_number()) generate_s_ = g["generate_s"].get<double>();
-  // Built again: a build is never trusted across runs (ccache makes it quick).
+  // Built again; a build the run finished comes from the compile cache (docs/build.md).
   phase_ = Phase::kBuilding;
 }
 

@@ -67,6 +67,12 @@ class Verification {
   std::optional<nlohmann::json> init_inputs_for_builds();
   // The candidate's box (box_ and its paths), made and noted.
   std::expected<void, Failure> make_box();
+  // The compile caches (worker/compile_cache.h): with the build of this
+  // candidate's key in the cache, that build copied to scratch_dir/prebuilt
+  // (true: nothing to build); else the box given its key's ccache. After a
+  // build succeeded, keep_cached_build stores it under the key.
+  bool reuse_cached_build(const std::optional<nlohmann::json>& init_inputs);
+  void keep_cached_build(const std::filesystem::path& kept);
   // The candidate's hello and its reply to `import` (compile_s recorded).
   std::expected<void, Failure> receive_import();
   std::optional<WorkerProcess> fork_warm(Role role, int threads,
@@ -184,6 +190,7 @@ class Verification {
   std::filesystem::path state_dir_;  // where the reference writes the state the candidate loads
   std::filesystem::path warm_dir_;   // the warm candidate's scratch dir, removed at the end
   std::filesystem::path prebuilt_dir_;  // the build's output the candidate loads (empty: none)
+  std::string build_key_;               // the build's compile-cache key (empty: no cache)
 };
 
 }  // namespace kgym::verify::detail

@@ -14,6 +14,7 @@
 #include "util/fs.h"
 #include "verify/verification.h"
 #include "worker/candidate_sandbox.h"
+#include "worker/compile_cache.h"
 #include "worker/probe.h"
 #include "worker/python_env.h"
 
@@ -23,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kPrebuilt = "prebuilt";
+constexpr std::string_view kDefaultCudaArch = "TORCH_CUDA_ARCH_LIST=9.0";
 const fs::path kPchInside = "/tmp/kgym-pch";
 
 // Waits for the lock until `deadline` (another build may be making the
@@ -33,35 +35,6 @@ std::expected<util::FileLock, std::string> lock_until(const fs::path& path, Dead
     if (lock || Clock::now() >= deadline) return lock;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-}
-
-// Copies a build's prebuilt directory: its manifest and one level of
-// subdirectories of regular files (never a link, never deeper).
-std::expected<void, std::string> copy_prebuilt(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::remove_all(to, ec);
-  if (auto made = util::make_dirs(to); !made) return made;
-  for (const auto& entry : fs::directory_iterator(from, ec)) {
-    if (entry.is_symlink()) return std::unexpected(fmt::format("{} is a link", entry.path().string()));
-    if (entry.is_regular_file()) {
-      if (auto copied = util::copy_regular_file(entry.path(), to / entry.path().filename()); !copied)
-        return copied;
-      continue;
-    }
-    if (!entry.is_directory()) return std::unexpected(fmt::format("{} is not a file", entry.path().string()));
-    if (auto made = util::make_dirs(to / entry.path().filename()); !made) return made;
-    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
-      if (file.is_symlink() || !file.is_regular_file())
-        return std::unexpected(fmt::format("{} is not a regular file", file.path().string()));
-      if (auto copied = util::copy_regular_file(file.path(), to / entry.path().filename() / file.path().filename());
-          !copied)
-        return copied;
-    }
-  }
-  if (ec) return std::unexpected(fmt::format("cannot read {}: {}", from.string(), ec.message()));
-  if (!fs::is_regular_file(to / "manifest.json"))
-    return std::unexpected(fmt::format("{} holds no manifest.json", from.string()));
-  return {};
 }
 
 // Whether a build's manifest names an extension built without the header.
@@ -79,7 +52,9 @@ bool lacks_header(const fs::path& manifest) {
 }  // namespace
 
 std::expected<void, Failure> Verification::build_stage() {
+  auto init_inputs = init_inputs_for_builds();
   if (auto boxed = make_box(); !boxed) return boxed;
+  if (reuse_cached_build(init_inputs)) return {};
   fs::path out = req_.scratch_dir / "candidate" / std::string(kPrebuilt);
   nlohmann::json pch_inside = nullptr;
   std::optional<fs::path> pch = req_.pch_dir;
@@ -104,7 +79,7 @@ std::expected<void, Failure> Verification::build_stage() {
   // nvcc builds for the architectures torch names, or, with no device to
   // ask, for the one kgym's CUDA machines have (sm_90) unless the
   // environment chose.
-  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back("TORCH_CUDA_ARCH_LIST=9.0");
+  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back(std::string(kDefaultCudaArch));
   auto candidate = WorkerProcess::spawn(spec);
   if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
   candidate_.emplace(std::move(*candidate));
@@ -114,7 +89,7 @@ std::expected<void, Failure> Verification::build_stage() {
   import.header = {{"op", "import"},
                    {"candidate", candidate_view(candidate_copy_).string()},
                    {"builds", {{"mode", "build"}, {"dir", candidate_view(out).string()}, {"pch", pch_inside}}}};
-  if (auto init = init_inputs_for_builds()) import.header["init_inputs"] = *init;
+  if (init_inputs) import.header["init_inputs"] = *init_inputs;
   if (auto sent = candidate_->send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "building", true));
   auto hello = receive(Role::kCandidate, "starting the build", deadline_);
@@ -136,6 +111,7 @@ std::expected<void, Failure> Verification::build_stage() {
     return std::unexpected(Failure{Verdict::kHarnessError,
                                    fmt::format("cannot keep the build in {}: {}", kept.string(), ec.message())});
   prebuilt_dir_ = kept;
+  keep_cached_build(kept);
   // Variants of the header for the flags this candidate used, for the
   // builds after it (compiled here, outside the box, from allowed flags only).
   if (req_.pch_root && lacks_header(kept / "manifest.json")) {
@@ -148,6 +124,52 @@ std::expected<void, Failure> Verification::build_stage() {
   return {};
 }
 
+bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_inputs) {
+  if (!req_.config.compile_cache) return false;
+  // A box that runs as kgym's uid on kgym's filesystem could write the cache itself.
+  if (box_.policy.mode != util::SandboxMode::kBwrap && !box_.policy.run_as) {
+    note("compile caches: not used (the candidate's box could write them: no bubblewrap, kgym's own uid)");
+    return false;
+  }
+  auto start = Clock::now();
+  BuildInputs inputs{.candidate_dir = req_.scratch_dir / "candidate",
+                     .candidate = candidate_copy_.filename().string(),
+                     .python = req_.python,
+                     .backend = req_.config.backend,
+                     .execution = req_.config.execution,
+                     .init_inputs = init_inputs.value_or(nullptr),
+                     .env = {}};
+  if (!std::getenv("TORCH_CUDA_ARCH_LIST")) inputs.env.emplace_back(kDefaultCudaArch);
+  auto key = build_key(inputs, deadline_);
+  if (!key) {
+    note(fmt::format("compile caches: not used ({})", key.error()));
+    return false;
+  }
+  build_key_ = *key;
+  fs::path kept = req_.scratch_dir / std::string(kPrebuilt);
+  if (restore_build(build_cache_root(), build_key_, kept)) {
+    prebuilt_dir_ = kept;
+    result_.timings.compile_s = seconds_since(start);
+    note(fmt::format("build stage: the build of these sources (key {}) taken from the compile cache in "
+                     "{:.2f} s; nothing imported, nothing compiled",
+                     build_key_.substr(0, 16), *result_.timings.compile_s));
+    return true;
+  }
+  auto ccache = keyed_ccache_dir(ccache_cache_root(), build_key_);
+  bool given = ccache && give_box_ccache(box_, *ccache);
+  note(fmt::format("build stage: key {} not in the compile cache; {}", build_key_.substr(0, 16),
+                   given ? "ccache in this key's own directory" : "no ccache (bubblewrap only)"));
+  return false;
+}
+
+void Verification::keep_cached_build(const fs::path& kept) {
+  if (build_key_.empty()) return;
+  if (auto stored = store_build(build_cache_root(), build_key_, kept); !stored)
+    note(fmt::format("build stage: not kept in the compile cache: {}", stored.error()));
+  // The build cache holds what the key's ccache would give a later build.
+  remove_ccache_dir(ccache_cache_root(), build_key_);
+}
+
 std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
   fs::path to = into / std::string(kPrebuilt);
   fs::path from = req_.prebuilt ? *req_.prebuilt : prebuilt_dir_;
@@ -156,7 +178,7 @@ std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
     prebuilt_dir_ = to;
     return {};
   }
-  if (auto copied = copy_prebuilt(from, to); !copied)
+  if (auto copied = copy_build_dir(from, to); !copied)
     return std::unexpected(
         Failure{Verdict::kHarnessError, fmt::format("cannot use the build stage's output: {}", copied.error())});
   prebuilt_dir_ = to;

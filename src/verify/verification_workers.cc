@@ -210,7 +210,7 @@ std::expected<void, Failure> Verification::start_workers() {
 }
 
 std::expected<void, Failure> Verification::make_box() {
-  auto made = make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir, req_.config.compile_cache);
+  auto made = make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir);
   if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
   box_ = std::move(*made);
   candidate_boxed_ = box_.policy.mode != util::SandboxMode::kNone;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "worker/compile_cache.h"
 
 namespace kgym::verify {
 namespace {
@@ -35,6 +36,16 @@ std::expected<void, std::string> give_to(const fs::path& dir, uid_t uid) {
   if (::chown(dir.c_str(), uid, uid) != 0) {
     return std::unexpected(
         fmt::format("cannot hand {} to uid {}: {}", dir.string(), uid, std::strerror(errno)));
+  }
+  return {};
+}
+
+// The compile caches (worker/compile_cache.h) are hidden from every box: a
+// box sees at most its own key's ccache directory, mounted by give_box_ccache.
+std::expected<void, std::string> hide_compile_caches(util::SandboxPolicy& p) {
+  for (const fs::path& dir : {build_cache_root(), ccache_cache_root()}) {
+    if (auto made = util::make_dirs(dir); !made) return made;
+    p.hidden.push_back(dir);
   }
   return {};
 }
@@ -98,20 +109,13 @@ std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig
 
 std::expected<CandidateBox, std::string> make_warm_candidate_box(
     const SandboxConfig& config, util::SandboxMode mode, const std::vector<fs::path>& hidden,
-    const fs::path& scratch_root, const fs::path& worker_dir, bool compile_cache) {
+    const fs::path& scratch_root, const fs::path& worker_dir) {
   CandidateBox box;
   util::SandboxPolicy& p = box.policy;
   p = base_policy(config, mode);
   bool drop = p.run_as.has_value();
-  fs::path cache_dir = kgym_cache_root() / (drop ? "ccache-sandbox" : "ccache");
-  if (compile_cache) {
-    if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
-  }
   if (drop) {
     if (auto given = give_to(scratch_root, kUnprivilegedUid); !given) return std::unexpected(given.error());
-    if (compile_cache) {
-      if (auto given = give_to(cache_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
-    }
     std::error_code ec;
     fs::permissions(worker_dir, fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add, ec);
     fs::permissions(worker_dir.parent_path(), fs::perms::others_exec, fs::perm_options::add, ec);
@@ -122,17 +126,15 @@ std::expected<CandidateBox, std::string> make_warm_candidate_box(
     p.read_only_at.emplace_back(worker_dir, kWorkerInside);
     box.worker_inside = kWorkerInside;
     p.writable.emplace_back(scratch_root, kScratchInside);
-    if (compile_cache) p.writable.emplace_back(cache_dir, kCacheInside);
     p.cwd = kScratchInside;
-    if (compile_cache) box.env.push_back("CCACHE_DIR=" + kCacheInside.string());
-  } else if (compile_cache) {
-    box.env.push_back("CCACHE_DIR=" + cache_dir.string());
+    if (auto caches = hide_compile_caches(p); !caches) return std::unexpected(caches.error());
   }
+  // Its workers load the build stage's output and never compile: no ccache.
+  box.env = ccache_env(std::nullopt);
   if (drop)
     box.env.push_back("HOME=" + (box.scratch_inside.empty() ? scratch_root : kScratchInside).string());
   box.description = fmt::format("candidate sandbox: {}{}; inherited from the device's warm zygote",
-                                util::describe_sandbox(p.mode, false),
-                                drop ? fmt::format(", uid {}", kUnprivilegedUid) : "");
+                                util::describe_sandbox(p.mode, false, p.run_as), "");
   return box;
 }
 
@@ -145,7 +147,7 @@ fs::path CandidateBox::inside(const fs::path& host, const fs::path& scratch_dir)
 
 std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig& config,
                                                             const std::vector<fs::path>& hidden,
-                                                            const fs::path& scratch_dir, bool compile_cache) {
+                                                            const fs::path& scratch_dir) {
   auto mode = util::resolve_sandbox_mode(config.mode);
   if (!mode) return std::unexpected(mode.error());
   CandidateBox box;
@@ -153,10 +155,6 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
   p = base_policy(config, *mode);
   bool drop = p.run_as.has_value();
   fs::path candidate_dir = scratch_dir / "candidate";
-  fs::path cache_dir = kgym_cache_root() / (drop ? "ccache-sandbox" : "ccache");
-  if (compile_cache) {
-    if (auto made = util::make_dirs(cache_dir); !made) return std::unexpected(made.error());
-  }
   if (drop) {
     // The unprivileged uid must be able to enter the scratch dir and list it (Python's import system reads
     // directories; mkdtemp makes it 0700).
@@ -169,27 +167,33 @@ std::expected<CandidateBox, std::string> make_candidate_box(const SandboxConfig&
       return std::unexpected(
           fmt::format("cannot open {} to uid {}: {}", scratch_dir.string(), kUnprivilegedUid, ec.message()));
     if (auto given = give_to(candidate_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
-    if (compile_cache) {
-      if (auto given = give_to(cache_dir, kUnprivilegedUid); !given) return std::unexpected(given.error());
-    }
   }
   if (p.mode == util::SandboxMode::kBwrap) {
     p.hidden = hidden;
     box.scratch_inside = kScratchInside;
     p.read_only_at.emplace_back(scratch_dir, kScratchInside);
     p.writable.emplace_back(candidate_dir, kScratchInside / "candidate");
-    if (compile_cache) p.writable.emplace_back(cache_dir, kCacheInside);
     p.cwd = kScratchInside / "candidate";
-    if (compile_cache) box.env.push_back("CCACHE_DIR=" + kCacheInside.string());
-  } else if (compile_cache) {
-    box.env.push_back("CCACHE_DIR=" + cache_dir.string());
+    if (auto caches = hide_compile_caches(p); !caches) return std::unexpected(caches.error());
   }
+  // No ccache until give_box_ccache gives the build its key's own.
+  box.env = ccache_env(std::nullopt);
   if (drop)
     box.env.push_back("HOME=" +
                       (box.scratch_inside.empty() ? candidate_dir : kScratchInside / "candidate").string());
-  box.description = fmt::format("candidate sandbox: {}{}", util::describe_sandbox(p.mode, false),
-                                drop ? fmt::format(", uid {}", kUnprivilegedUid) : "");
+  box.description = fmt::format("candidate sandbox: {}", util::describe_sandbox(p.mode, false, p.run_as));
   return box;
+}
+
+bool give_box_ccache(CandidateBox& box, const fs::path& dir) {
+  // Only bwrap can show the one directory alone; elsewhere the box goes without.
+  if (box.policy.mode != util::SandboxMode::kBwrap) return false;
+  if (box.policy.run_as && !give_to(dir, *box.policy.run_as)) return false;
+  box.policy.writable.emplace_back(dir, kCacheInside);
+  std::erase_if(box.env, [](const std::string& entry) { return entry.starts_with("CCACHE_"); });
+  auto env = ccache_env(kCacheInside);
+  box.env.insert(box.env.end(), env.begin(), env.end());
+  return true;
 }
 
 }  // namespace kgym::verify

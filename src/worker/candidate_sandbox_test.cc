@@ -57,7 +57,7 @@ TEST(CandidateBox, NoneKeepsPathsAndStillLimits) {
   config.mode = "none";
   config.address_space_mb = 1024;
   config.processes = 0;
-  auto box = make_candidate_box(config, {}, temp.path(), false);
+  auto box = make_candidate_box(config, {}, temp.path());
   ASSERT_TRUE(box) << box.error();
   EXPECT_EQ(box->policy.mode, util::SandboxMode::kNone);
   EXPECT_FALSE(box->policy.network);
@@ -72,19 +72,49 @@ TEST(CandidateBox, BwrapShowsScratchReadOnlyAndOnlyTheCandidateDirWritable) {
   fs::create_directories(temp.path() / "candidate");
   SandboxConfig config;
   config.mode = "bwrap";
-  auto box = make_candidate_box(config, {"/data/bench"}, temp.path(), false);
+  ::setenv("KGYM_CACHE_DIR", (temp.path() / "cache").c_str(), 1);
+  auto box = make_candidate_box(config, {"/data/bench"}, temp.path());
+  ::unsetenv("KGYM_CACHE_DIR");
   if (!box) GTEST_SKIP() << "bubblewrap not usable here: " << box.error();
   EXPECT_EQ(box->scratch_inside, fs::path("/tmp/kgym"));
   ASSERT_EQ(box->policy.read_only_at.size(), 1u);
   EXPECT_EQ(box->policy.read_only_at[0].first, temp.path());
   ASSERT_EQ(box->policy.writable.size(), 1u);
   EXPECT_EQ(box->policy.writable[0].first, temp.path() / "candidate");
-  EXPECT_EQ(box->policy.hidden, std::vector<fs::path>{"/data/bench"});
+  // The compile caches are hidden too; ccache is off until a build gets its key's own.
+  EXPECT_EQ(box->policy.hidden, (std::vector<fs::path>{"/data/bench", temp.path() / "cache" / "builds",
+                                                       temp.path() / "cache" / "ccache-keyed"}));
+  EXPECT_NE(std::ranges::find(box->env, "CCACHE_DISABLE=1"), box->env.end());
+  EXPECT_NE(std::ranges::find(box->env, "CCACHE_CONFIGPATH=/dev/null"), box->env.end());
   EXPECT_EQ(box->policy.cwd, fs::path("/tmp/kgym/candidate"));
   if (::geteuid() == 0) {
     EXPECT_EQ(box->policy.run_as, 65534u);
     EXPECT_EQ(fs::status(temp.path()).permissions() & fs::perms::others_exec, fs::perms::others_exec);
   }
+}
+
+TEST(CandidateBox, ABuildGetsItsKeysOwnCcacheWithNoConfigFileOnlyUnderBwrap) {
+  util::TempDir temp("kgym-box");
+  fs::create_directories(temp.path() / "candidate");
+  fs::create_directories(temp.path() / "ccache-of-key");
+  SandboxConfig config;
+  config.mode = "none";
+  auto plain = make_candidate_box(config, {}, temp.path());
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(give_box_ccache(*plain, temp.path() / "ccache-of-key"));
+  EXPECT_NE(std::ranges::find(plain->env, "CCACHE_DISABLE=1"), plain->env.end());
+  config.mode = "bwrap";
+  ::setenv("KGYM_CACHE_DIR", (temp.path() / "cache").c_str(), 1);
+  auto box = make_candidate_box(config, {}, temp.path());
+  ::unsetenv("KGYM_CACHE_DIR");
+  if (!box) GTEST_SKIP() << "bubblewrap not usable here: " << box.error();
+  ASSERT_TRUE(give_box_ccache(*box, temp.path() / "ccache-of-key"));
+  ASSERT_EQ(box->policy.writable.size(), 2u);
+  EXPECT_EQ(box->policy.writable[1],
+            std::make_pair(temp.path() / "ccache-of-key", fs::path("/tmp/kgym-ccache")));
+  EXPECT_EQ(std::ranges::find(box->env, "CCACHE_DISABLE=1"), box->env.end());
+  EXPECT_NE(std::ranges::find(box->env, "CCACHE_DIR=/tmp/kgym-ccache"), box->env.end());
+  EXPECT_NE(std::ranges::find(box->env, "CCACHE_CONFIGPATH=/dev/null"), box->env.end());
 }
 
 }  // namespace

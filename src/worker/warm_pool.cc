@@ -65,7 +65,7 @@ std::expected<void, std::string> WarmPool::ensure(std::size_t device, bool candi
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(scratch, ec)) fs::remove_all(entry.path(), ec);
     auto box = make_warm_candidate_box(options_.sandbox, options_.sandbox_mode, options_.hidden, scratch,
-                                       worker_dir, options_.compile_cache);
+                                       worker_dir);
     if (!box) return std::unexpected(box.error());
     d.scratch_inside = box->scratch_inside.empty() ? scratch : box->scratch_inside;
     d.candidate_box = box->description;

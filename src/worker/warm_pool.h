@@ -32,7 +32,6 @@ bool warm_workers_enabled(const VerifierConfig& config);
 struct WarmPoolOptions {
   std::string python;
   std::string backend;
-  bool compile_cache = true;
   SandboxConfig sandbox;
   util::SandboxMode sandbox_mode = util::SandboxMode::kNone;
   std::vector<std::filesystem::path> hidden;  // hidden from the candidate zygote

@@ -32,7 +32,6 @@ WarmPoolOptions options_in(const util::TempDir& temp) {
   WarmPoolOptions options;
   options.python = fake_python(temp.path()).string();
   options.backend = "cpu";
-  options.compile_cache = false;
   options.sandbox.mode = "none";
   options.sandbox_mode = util::SandboxMode::kNone;
   options.log_dir = temp.path() / "logs";
