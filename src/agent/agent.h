@@ -4,6 +4,7 @@
 // one child process (command); in both cases the harness then collects the
 // declared artifacts from the agent's work dir itself.
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <filesystem>
 #include <map>
@@ -82,8 +83,14 @@ std::unique_ptr<Agent> make_agent(const AgentConfig& config);
 // The values of the {placeholders} (docs/config.md) for one task.
 std::map<std::string, std::string> placeholders(const AgentTask& task, const AgentConfig& config);
 
-// Copies the declared artifacts from `workdir` into `candidate_dir` (regular
-// files only; links are refused). Returns the candidate file's new path.
+// The most an artifact may hold: a candidate source's limit
+// (verify/candidate_sources.h), checked before any byte is copied.
+inline constexpr std::uintmax_t kMaxArtifactBytes = 1 << 20;
+
+// Copies the declared artifacts from `workdir` into `candidate_dir`: regular
+// files of at most kMaxArtifactBytes, reached without a symbolic link in any
+// component of their path (util/beneath.h); anything else is a missing
+// artifact. Returns the candidate file's new path.
 std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(
     const Agent& agent, const std::filesystem::path& workdir, const std::filesystem::path& candidate_dir);
 

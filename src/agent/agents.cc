@@ -8,6 +8,7 @@
 #include "agent/command_agent.h"
 #include "agent/template.h"
 #include "core/case_paths.h"
+#include "util/beneath.h"
 #include "util/fs.h"
 
 namespace kgym::agent {
@@ -128,13 +129,13 @@ std::expected<std::filesystem::path, GenerationFailure> collect_artifacts(
     return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact, ok.error()});
   }
   for (const std::string& artifact : agent.artifacts()) {
-    std::filesystem::path from = workdir / artifact;
     std::filesystem::path to = candidate_dir / std::filesystem::path(artifact).filename();
-    if (auto ok = util::copy_regular_file(from, to); !ok) {
+    if (auto ok = util::copy_file_beneath(workdir, artifact, to, kMaxArtifactBytes); !ok) {
       return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact,
                                                fmt::format("artifact {} missing: {}", artifact, ok.error())});
     }
-    if (std::filesystem::file_size(to) == 0) {
+    std::error_code ec;
+    if (std::filesystem::file_size(to, ec) == 0) {
       return std::unexpected(GenerationFailure{GenerationOutcome::kMissingArtifact,
                                                fmt::format("artifact {} is empty", artifact)});
     }

@@ -8,6 +8,7 @@
 
 #include "agent/template.h"
 #include "static_check/python_source.h"
+#include "util/beneath.h"
 #include "util/fs.h"
 #include "verify/static_gate.h"
 
@@ -64,12 +65,15 @@ GateResult fail(GateResult r, std::string detail) {
   return r;
 }
 
-std::expected<std::string, std::string> read_nonempty(const std::filesystem::path& path,
+// A file a gate reads: the agent's, so read without following a link in
+// any component of its path (util/beneath.h), and at most this big.
+constexpr std::uintmax_t kGateFileBytes = 4 << 20;
+
+std::expected<std::string, std::string> read_nonempty(const std::filesystem::path& workdir,
                                                       const std::string& name) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return std::unexpected(fmt::format("{} does not exist", name));
-  auto text = util::read_file(path);
+  if (!util::exists_beneath(workdir, name)) return std::unexpected(fmt::format("{} does not exist", name));
+  // The error names the path and what was wrong, never the content.
+  auto text = util::read_file_beneath(workdir, name, kGateFileBytes);
   if (!text) return std::unexpected(text.error());
   if (text->find_first_not_of(" \t\r\n") == std::string::npos)
     return std::unexpected(fmt::format("{} is empty", name));
@@ -157,7 +161,7 @@ GateResult check_file_gate(const GateConfig& gate, const GateContext& context) {
   r.ok = true;
   r.gate = gate_name(gate);
   if (gate.kind == "command") return fail(r, "a command gate runs as a child (StageChecks)");
-  auto text = read_nonempty(context.workdir / gate.file, gate.file);
+  auto text = read_nonempty(context.workdir, gate.file);
   if (!text) return fail(r, text.error());
   if (gate.kind == "non_empty") return r;
   if (gate.kind == "headings") {
@@ -192,8 +196,9 @@ GateResult check_file_gate(const GateConfig& gate, const GateContext& context) {
   }
   if (gate.kind == "python_symbols") return check_symbols(r, *text, gate);
   if (gate.kind == "static_check") {
-    verify::StaticGateResult found =
-        verify::run_static_gate(context.workdir / gate.file, context.problem, *context.backend);
+    // The text read above: the gate never opens the agent's path again.
+    verify::StaticGateResult found = verify::run_static_gate_on_source(
+        std::filesystem::path(gate.file).filename().string(), *text, context.problem, *context.backend);
     if (found.cheat) return fail(r, found.reason);
     return r;
   }

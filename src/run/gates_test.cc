@@ -38,6 +38,25 @@ TEST_F(GatesTest, NonEmptyNeedsAFileWithText) {
   EXPECT_TRUE(check(gate("non_empty", "PLAN.md")).ok);
 }
 
+// Issue 33: a gate reads the agent's file, never what a link it made
+// points to (a hidden file quoted back in a re-prompt), at any depth.
+TEST_F(GatesTest, FileGatesNeverFollowALinkTheAgentMade) {
+  util::TempDir hidden("kgym-gates-hidden");
+  ASSERT_TRUE(util::write_file_atomic(hidden.path() / "secret.md", "# SECRET-TOKEN\n## SECRET-TOKEN\n"));
+  std::filesystem::create_symlink(hidden.path() / "secret.md", dir_.path() / "PLAN.md");
+  std::filesystem::create_directory_symlink(hidden.path(), dir_.path() / "docs");
+  for (const GateConfig& g :
+       {gate("headings", "PLAN.md", {"Plan"}), gate("forbidden_words", "PLAN.md", {"x"}),
+        gate("sections", "docs/secret.md"), gate("headings", "docs/secret.md", {"Plan"}),
+        gate("non_empty", "docs/secret.md"), gate("static_check", "PLAN.md")}) {
+    GateResult r = check(g);
+    EXPECT_FALSE(r.ok) << gate_name(g);
+    EXPECT_EQ(r.detail.find("SECRET-TOKEN"), std::string::npos) << r.detail;
+  }
+  EXPECT_NE(check(gate("non_empty", "PLAN.md")).detail.find("symbolic link"), std::string::npos);
+  EXPECT_EQ(check(gate("non_empty", "docs/secret.md")).detail, "docs/secret.md does not exist");
+}
+
 TEST_F(GatesTest, HeadingsMatchExactlyOrByTitle) {
   write("PLAN.md", "# Plan\n\n## Goal\ntext\n```\n## Steps (inside a code fence)\n```\n### risks  \n");
   EXPECT_TRUE(check(gate("headings", "PLAN.md", {"## Goal", "Risks", "plan"})).ok);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "util/beneath.h"
 #include "util/fs.h"
 
 namespace kgym::verify {
@@ -18,12 +19,13 @@ bool is_source(const fs::path& file) {
   return std::ranges::find(kExtensions, ext) != kExtensions.end();
 }
 
-// The problem itself, or a copy of its bytes under another name.
+// The problem itself, or a copy of its bytes under another name (read
+// only when the sizes match, and never through a link).
 bool is_problem(const fs::path& file, const fs::path& problem, const std::string& problem_bytes) {
   std::error_code ec;
   if (fs::equivalent(file, problem, ec)) return true;
   if (problem_bytes.empty() || fs::file_size(file, ec) != problem_bytes.size()) return false;
-  auto bytes = util::read_file(file);
+  auto bytes = util::read_file_beneath(file.parent_path(), file.filename(), problem_bytes.size());
   return bytes && *bytes == problem_bytes;
 }
 
@@ -55,7 +57,8 @@ std::expected<std::vector<fs::path>, std::string> candidate_siblings(const fs::p
   std::vector<fs::path> files{candidate};
   files.insert(files.end(), siblings.begin(), siblings.end());
   for (const fs::path& file : files) {
-    std::uintmax_t size = fs::file_size(file, ec);
+    std::uintmax_t size =
+        fs::file_size(file, ec);  // the siblings are no links; copy_candidate_source checks again
     if (!ec && size > limits.max_file_bytes) {
       return std::unexpected(fmt::format("{} has {} bytes; a candidate source may have at most {}",
                                          file.string(), size, limits.max_file_bytes));
@@ -69,6 +72,12 @@ std::expected<std::vector<fs::path>, std::string> candidate_siblings(const fs::p
     }
   }
   return siblings;
+}
+
+std::expected<void, std::string> copy_candidate_source(const fs::path& file, const fs::path& to,
+                                                       const SourceLimits& limits) {
+  fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  return util::copy_file_beneath(dir, file.filename(), to, limits.max_file_bytes);
 }
 
 }  // namespace kgym::verify

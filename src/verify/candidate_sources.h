@@ -29,4 +29,12 @@ std::expected<std::vector<std::filesystem::path>, std::string> candidate_sibling
     const std::filesystem::path& candidate, const std::filesystem::path& problem,
     const SourceLimits& limits = {});
 
+// Copies the candidate file or one of its sources to `to`: a regular file
+// (not a link, nor a FIFO or a device) of at most limits.max_file_bytes,
+// checked before any byte is copied (util/beneath.h). An error names the
+// file and what was wrong.
+std::expected<void, std::string> copy_candidate_source(const std::filesystem::path& file,
+                                                       const std::filesystem::path& to,
+                                                       const SourceLimits& limits = {});
+
 }  // namespace kgym::verify

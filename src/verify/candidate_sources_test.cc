@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,28 @@ TEST_F(CandidateSourcesTest, LimitsAreErrorsThatNameTheFix) {
   auto too_much = candidate_siblings(bridge, problem_, {.max_total_bytes = 110});
   ASSERT_FALSE(too_much);
   EXPECT_NE(too_much.error().find("exceed 110 bytes together"), std::string::npos);
+}
+
+// Issue 33: the candidate and its sources are copied only as regular
+// files, sized before a byte is copied, never through a link.
+TEST_F(CandidateSourcesTest, CopiesOnlyRegularFilesWithinTheLimit) {
+  fs::path bridge = write("op/bridge.py", "class ModelNew: pass\n");
+  fs::path to = dir_ / "copy.py";
+  ASSERT_TRUE(copy_candidate_source(bridge, to));
+  EXPECT_TRUE(fs::file_size(to) > 0);
+
+  fs::create_symlink(problem_, dir_ / "op" / "linked.py");
+  EXPECT_FALSE(copy_candidate_source(dir_ / "op" / "linked.py", dir_ / "copy2.py"));
+  ASSERT_EQ(::mkfifo((dir_ / "op" / "fifo.py").c_str(), 0600), 0);
+  auto fifo = copy_candidate_source(dir_ / "op" / "fifo.py", dir_ / "copy3.py");
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().find("FIFO"), std::string::npos) << fifo.error();
+
+  fs::resize_file(write("op/sparse.py", ""), 1100ULL << 20);  // 1.1 GB of holes
+  auto sparse = copy_candidate_source(dir_ / "op" / "sparse.py", dir_ / "copy4.py");
+  ASSERT_FALSE(sparse);
+  EXPECT_NE(sparse.error().find("more than the 1048576 allowed"), std::string::npos) << sparse.error();
+  EXPECT_FALSE(fs::exists(dir_ / "copy4.py"));
 }
 
 }  // namespace

@@ -12,20 +12,11 @@ StaticGateResult run_static_gate(const std::filesystem::path& candidate, const s
   return run_static_gate(std::vector<std::filesystem::path>{candidate}, problem, backend);
 }
 
-StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files,
-                                 const std::filesystem::path& problem, const Backend& backend) {
+namespace {
+
+StaticGateResult check_sources(const std::vector<static_check::SourceFile>& sources,
+                               const std::filesystem::path& problem, const Backend& backend) {
   StaticGateResult gate;
-  if (files.empty()) return gate;
-  std::vector<static_check::SourceFile> sources;
-  for (const auto& file : files) {
-    if (!sources.empty() && file.extension() != ".py") continue;
-    auto source = util::read_file(file);
-    if (!source) {
-      if (sources.empty()) return gate;
-      continue;
-    }
-    sources.push_back({file.filename().string(), std::move(*source)});
-  }
   static_check::CheckOptions options;
   options.backend = std::string(backend.name);
   options.execution = std::string(backend.execution);
@@ -40,6 +31,29 @@ StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files
     gate.reason = fmt::format("{} — {}: {}", fatal->rule, where, fatal->message);
   }
   return gate;
+}
+
+}  // namespace
+
+StaticGateResult run_static_gate(const std::vector<std::filesystem::path>& files,
+                                 const std::filesystem::path& problem, const Backend& backend) {
+  if (files.empty()) return {};
+  std::vector<static_check::SourceFile> sources;
+  for (const auto& file : files) {
+    if (!sources.empty() && file.extension() != ".py") continue;
+    auto source = util::read_file(file);
+    if (!source) {
+      if (sources.empty()) return {};
+      continue;
+    }
+    sources.push_back({file.filename().string(), std::move(*source)});
+  }
+  return check_sources(sources, problem, backend);
+}
+
+StaticGateResult run_static_gate_on_source(const std::string& name, std::string source,
+                                           const std::filesystem::path& problem, const Backend& backend) {
+  return check_sources({{name, std::move(source)}}, problem, backend);
 }
 
 }  // namespace kgym::verify

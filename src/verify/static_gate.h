@@ -24,6 +24,12 @@ struct StaticGateResult {
 StaticGateResult run_static_gate(const std::filesystem::path& candidate, const std::filesystem::path& problem,
                                  const Backend& backend);
 
+// The same for a candidate already read (`name`: its file name, for the
+// evidence), so that a caller which read it safely (util/beneath.h) never
+// has the path opened again.
+StaticGateResult run_static_gate_on_source(const std::string& name, std::string source,
+                                           const std::filesystem::path& problem, const Backend& backend);
+
 // The same for a candidate of several files: `files[0]` defines ModelNew,
 // the other `.py` files are sibling modules it may import and get every
 // rule as well (static_check::check_candidate_files); files of other kinds

@@ -115,9 +115,10 @@ std::expected<void, Failure> Verification::prepare() {
     return std::unexpected(
         Failure{Verdict::kReferenceError, "problem file not found: " + req_.problem.string()});
   }
-  // The candidate runs from a private copy; a symlink is refused.
+  // The candidate runs from a private copy; a symlink, a FIFO, a device and
+  // a file over the source limit are refused before a byte is copied.
   candidate_copy_ = req_.scratch_dir / "candidate" / req_.candidate.filename();
-  if (auto copied = util::copy_regular_file(req_.candidate, candidate_copy_); !copied) {
+  if (auto copied = copy_candidate_source(req_.candidate, candidate_copy_); !copied) {
     return std::unexpected(Failure{Verdict::kHarnessError, "cannot use the candidate: " + copied.error()});
   }
   candidate_files_ = {candidate_copy_};
@@ -131,7 +132,7 @@ std::expected<void, Failure> Verification::prepare() {
   }
   for (const auto& file : *siblings) {
     auto to = req_.scratch_dir / "candidate" / file.filename();
-    if (auto copied = util::copy_regular_file(file, to); !copied) {
+    if (auto copied = copy_candidate_source(file, to); !copied) {
       return std::unexpected(
           Failure{Verdict::kHarnessError, "cannot copy a candidate source: " + copied.error()});
     }
