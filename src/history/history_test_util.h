@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,7 @@ struct FakeRun {
   std::string status = "finished";
   nlohmann::json config = {
       {"agent", {{"kind", "command"}, {"model", "model-a"}}}, {"level", "level1"}, {"concurrency", 1}};
+  std::optional<std::vector<std::string>> cases;  // run.json's selection; unset: none recorded
 };
 
 inline void write_run(const FakeRun& run) {
@@ -35,6 +37,7 @@ inline void write_run(const FakeRun& run) {
                            {"backend", "cpu"},
                            {"mode", "performance"},
                            {"machine", {{"hostname", "box"}, {"cpu_model", "Test CPU"}}}};
+  if (run.cases) record["cases"] = *run.cases;
   (void)util::make_dirs(CasePaths::cases_dir(run.dir));
   (void)util::write_file_atomic(RunPaths{run.dir}.run_record(), record.dump(2));
   nlohmann::json state = {{"schema_version", 1}, {"status", run.status}, {"updated_at", run.started_at + 60}};

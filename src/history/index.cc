@@ -195,6 +195,8 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
         out.skipped.push_back(fmt::format("{}: {}", e.path.string(), e.message));
     }
     if (!damaged.empty()) return std::unexpected(fmt::format("{}", fmt::join(damaged, "\n")));
+    // A result.json of a case the run did not select is not indexed.
+    out.skipped.insert(out.skipped.end(), loaded.warnings.begin(), loaded.warnings.end());
     RunRow row = run_row(run_dir, run, state, loaded.results);
     row.fingerprint = print;
 

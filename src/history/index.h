@@ -24,8 +24,10 @@ std::string_view to_string(IndexAction a);
 struct IndexedRun {
   std::filesystem::path run_dir;
   IndexAction action = IndexAction::kUnchanged;
-  int results = 0;                   // result rows the run has now
-  std::vector<std::string> skipped;  // "path: why" for unreadable result files
+  int results = 0;  // result rows the run has now
+  // "path: why" for unreadable result files and for results of cases the
+  // run did not select (report::load_results' warnings)
+  std::vector<std::string> skipped;
 };
 
 // Run directories under `roots`: a root holding run.json is a run itself;

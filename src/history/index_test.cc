@@ -56,6 +56,25 @@ TEST(HistoryIndex, FindsRunsUnderRootsAndIndexesTheirResults) {
   EXPECT_EQ(x.text(4), "static.torch_op");
 }
 
+// Issue 33: a result.json planted for a case the run did not select is
+// not indexed; the run's index names it as skipped.
+TEST(HistoryIndex, IndexesOnlyTheRunsSelectedCases) {
+  util::TempDir tmp("kgym-history");
+  FakeRun run{.dir = tmp.path() / "runs" / "a", .cases = std::vector<std::string>{"level1/1_Relu"}};
+  write_run(run);
+  write_case(run.dir, make_case("level1/1_Relu", Verdict::kFailCorrectness));
+  write_case(run.dir, make_case("level1/2_Planted", Verdict::kPass, 5.0));
+  auto db = open_history(tmp.path() / "h.db");
+  ASSERT_TRUE(db);
+  auto indexed = index_run(*db, run.dir);
+  ASSERT_TRUE(indexed) << indexed.error();
+  EXPECT_EQ(indexed->results, 1);
+  EXPECT_EQ(count(*db, "SELECT count(*) FROM results WHERE verdict = 'pass'"), 0);
+  ASSERT_EQ(indexed->skipped.size(), 1u);
+  EXPECT_NE(indexed->skipped[0].find("level1/2_Planted/result.json: ignored"), std::string::npos)
+      << indexed->skipped[0];
+}
+
 TEST(HistoryIndex, SkipsAnUnchangedRunAndReplacesAChangedOne) {
   util::TempDir tmp("kgym-history");
   FakeRun run{.dir = tmp.path() / "r", .status = "running"};

@@ -1,6 +1,8 @@
 #include "report/load_results.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -83,6 +85,55 @@ std::optional<std::string> repro_command(const fs::path& run_dir, const CaseRow&
   return std::nullopt;
 }
 
+// A case id as run.json lists it: "<level>/<N>_<Name>", two plain components.
+bool is_case_id(const std::string& id) {
+  std::size_t slash = id.find('/');
+  if (slash == std::string::npos || id.find('/', slash + 1) != std::string::npos) return false;
+  std::string level = id.substr(0, slash), name = id.substr(slash + 1);
+  for (const std::string& part : {level, name}) {
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos) return false;
+  }
+  return true;
+}
+
+// run.json's "cases": the case ids the run selected; nullopt when run.json
+// cannot be read or has no such list.
+std::optional<std::set<std::string>> selected_cases(const fs::path& run_dir) {
+  auto text = util::read_file(RunPaths{run_dir}.run_record());
+  if (!text) return std::nullopt;
+  nlohmann::json run = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!run.is_object()) return std::nullopt;
+  auto it = run.find("cases");
+  if (it == run.end() || !it->is_array()) return std::nullopt;
+  std::set<std::string> ids;
+  for (const nlohmann::json& id : *it) {
+    if (id.is_string() && is_case_id(id.get<std::string>())) ids.insert(id.get<std::string>());
+  }
+  return ids;
+}
+
+// Reads the result of case `id` into `loaded`: a result, an unfinished
+// case, or an error.
+void load_case(const fs::path& case_dir, const std::string& id, LoadedResults& loaded) {
+  std::error_code ec;
+  fs::path file = CasePaths{case_dir}.result();
+  if (!fs::exists(fs::symlink_status(file, ec))) {
+    loaded.unfinished_case_ids.push_back(id);
+    return;
+  }
+  auto result = read_result(file);
+  if (result && result->case_id != id) {
+    result =
+        std::unexpected(fmt::format("case_id '{}' does not match its directory '{}'", result->case_id, id));
+  }
+  if (!result) {
+    loaded.errors.push_back({file, result.error()});
+    loaded.unfinished_case_ids.push_back(id);
+    return;
+  }
+  loaded.results.push_back(std::move(*result));
+}
+
 }  // namespace
 
 LoadedResults load_results(const fs::path& run_dir) {
@@ -93,25 +144,27 @@ LoadedResults load_results(const fs::path& run_dir) {
     loaded.errors.push_back({cases_dir, "no cases/ directory (is this a kgym run directory?)"});
     return loaded;
   }
+  std::optional<std::set<std::string>> selected = selected_cases(run_dir);
+  if (!selected) {
+    loaded.warnings.push_back(
+        fmt::format("{}: no list of the run's selected cases (\"cases\"; run.json missing, damaged or "
+                    "older): every result.json under {} is read, whichever case it is for",
+                    RunPaths{run_dir}.run_record().string(), cases_dir.string()));
+  }
   for (const fs::path& level_dir : subdirectories(cases_dir, loaded.errors)) {
     for (const fs::path& case_dir : subdirectories(level_dir, loaded.errors)) {
       std::string id = level_dir.filename().string() + "/" + case_dir.filename().string();
+      if (!selected || selected->contains(id)) {
+        load_case(case_dir, id, loaded);
+        continue;
+      }
       fs::path file = CasePaths{case_dir}.result();
-      if (!fs::exists(fs::symlink_status(file, ec))) {
-        loaded.unfinished_case_ids.push_back(id);
-        continue;
+      if (fs::exists(fs::symlink_status(file, ec))) {
+        loaded.warnings.push_back(
+            fmt::format("{}: ignored: a result for case '{}', which this run did not select (run.json's "
+                        "\"cases\"); a run writes results only for its own cases, so remove this file",
+                        file.string(), id));
       }
-      auto result = read_result(file);
-      if (result && result->case_id != id) {
-        result = std::unexpected(
-            fmt::format("case_id '{}' does not match its directory '{}'", result->case_id, id));
-      }
-      if (!result) {
-        loaded.errors.push_back({file, result.error()});
-        loaded.unfinished_case_ids.push_back(id);
-        continue;
-      }
-      loaded.results.push_back(std::move(*result));
     }
   }
   std::sort(loaded.results.begin(), loaded.results.end(),

@@ -23,12 +23,20 @@ struct LoadedResults {
   // as case ids "<level>/<N>_<Name>", in case id order.
   std::vector<std::string> unfinished_case_ids;
   std::vector<LoadError> errors;
+  // One line each, naming the file: a result.json found for a case the run
+  // did not select (never read, never counted), or a run.json without its
+  // selection (then every case directory is read).
+  std::vector<std::string> warnings;
 };
 
-// Reads RUN_DIR/cases/<level>/<N>_<Name>/result.json for every case
-// directory. A result whose case_id differs from its directory is an error
-// (the directory is then unfinished). A missing cases/ directory gives an
-// empty result with one error.
+// Reads RUN_DIR/cases/<id>/result.json for each case id the run selected:
+// run.json's "cases" list. A result.json under cases/ for any other case is
+// not read; a warning names it (a run writes results only for its own
+// cases, so something else put it there). Without that list (run.json
+// missing or damaged, or one that lacks "cases") every case directory is
+// read, with a warning saying so. A result whose case_id differs from its
+// directory is an error (the case is then unfinished). A missing cases/
+// directory gives an empty result with one error.
 LoadedResults load_results(const std::filesystem::path& run_dir);
 
 // Summarizes `results` (selection and run facts from `info`) and writes

@@ -109,8 +109,9 @@ TEST_F(LoadResultsTest, DamagedRunJsonIsANoteNotAFailure) {
   write_result(make_result("level1/1_A", Verdict::kPass, 1.5));
   write("run.json", "[1, 2");
   RecoveredRunInfo recovered = recover_run_info(run_dir_, load_results(run_dir_));
-  ASSERT_EQ(recovered.notes.size(), 1u);
-  EXPECT_NE(recovered.notes[0].find("run.json"), std::string::npos);
+  ASSERT_EQ(recovered.notes.size(), 2u);  // no selection to go by, and the damage
+  EXPECT_NE(recovered.notes[0].find("every result.json under"), std::string::npos) << recovered.notes[0];
+  EXPECT_NE(recovered.notes[1].find("run.json"), std::string::npos);
   EXPECT_EQ(recovered.info.status, "finished");
   EXPECT_TRUE(recovered.errors.empty());
 }
@@ -130,12 +131,63 @@ TEST_F(LoadResultsTest, ADamagedResultOrANewerRecordIsAnErrorWithItsFix) {
   nlohmann::json newer = to_json(make_result("level1/2_B", Verdict::kPass, 1.5));
   newer["schema_version"] = kResultSchemaVersion + 1;
   write("cases/level1/2_B/result.json", newer.dump());
-  write("run.json", R"({"schema_version": 9, "cases": ["level1/1_A"]})");
+  write("run.json", R"({"schema_version": 9, "cases": ["level1/1_A", "level1/2_B"]})");
   write("state.json", R"({"schema_version": 9, "status": "finished"})");
   recovered = recover_run_info(run_dir_, load_results(run_dir_));
   ASSERT_EQ(recovered.errors.size(), 3u);
   for (const std::string& error : recovered.errors)
     EXPECT_NE(error.find("newer kgym"), std::string::npos) << error;
+}
+
+// Issue 33: a result.json planted for a case the run did not select is
+// never read nor counted; a warning names the file.
+TEST_F(LoadResultsTest, ReadsOnlyTheSelectedCasesAndNamesAPlantedResult) {
+  write("run.json", R"({"schema_version": 1, "cases": ["level1/1_A", "level1/2_B", "level1/4_D"]})");
+  write_result(make_result("level1/1_A", Verdict::kFailCorrectness));
+  fs::create_directories(run_dir_ / "cases/level1/2_B");
+  write_result(make_result("level1/3_Planted", Verdict::kPass, 9.0));
+  fs::create_directories(run_dir_ / "cases/level2/5_Stray");  // no result: nothing to say
+  LoadedResults loaded = load_results(run_dir_);
+  ASSERT_EQ(loaded.results.size(), 1u);
+  EXPECT_EQ(loaded.results[0].case_id, "level1/1_A");
+  EXPECT_EQ(loaded.unfinished_case_ids, (std::vector<std::string>{"level1/2_B"}));
+  EXPECT_TRUE(loaded.errors.empty());
+  ASSERT_EQ(loaded.warnings.size(), 1u);
+  EXPECT_NE(loaded.warnings[0].find("cases/level1/3_Planted/result.json: ignored: a result for case "
+                                    "'level1/3_Planted', which this run did not select"),
+            std::string::npos)
+      << loaded.warnings[0];
+
+  RecoveredRunInfo recovered = recover_run_info(run_dir_, loaded);
+  EXPECT_EQ(recovered.notes, loaded.warnings);
+  EXPECT_EQ(recovered.info.selected_case_ids,
+            (std::vector<std::string>{"level1/1_A", "level1/2_B", "level1/4_D"}));
+  auto summary = write_summary(run_dir_, loaded.results, recovered.info);
+  ASSERT_TRUE(summary) << summary.error();
+  EXPECT_EQ(summary->total.selected, 3);
+  EXPECT_EQ(summary->total.passed(), 0);
+  EXPECT_EQ(summary->total.not_run, 2);
+}
+
+// An id in run.json that is not "<level>/<N>_<Name>" names no directory.
+TEST_F(LoadResultsTest, ACaseIdThatLeavesCasesIsNotFollowed) {
+  write("run.json", R"({"cases": ["../x", "level1/../../x", "/abs/x", "level1/1_A"]})");
+  write("x/result.json", to_json(make_result("../x", Verdict::kPass, 2.0)).dump());
+  write_result(make_result("level1/1_A", Verdict::kPass, 1.5));
+  LoadedResults loaded = load_results(run_dir_);
+  ASSERT_EQ(loaded.results.size(), 1u);
+  EXPECT_EQ(loaded.results[0].case_id, "level1/1_A");
+}
+
+TEST_F(LoadResultsTest, WithoutASelectionEveryResultIsReadAndThatIsSaid) {
+  write("run.json", R"({"schema_version": 1, "backend": "cpu"})");
+  write_result(make_result("level1/1_A", Verdict::kPass, 1.5));
+  write_result(make_result("level1/2_B", Verdict::kPass, 1.5));
+  LoadedResults loaded = load_results(run_dir_);
+  EXPECT_EQ(loaded.results.size(), 2u);
+  ASSERT_EQ(loaded.warnings.size(), 1u);
+  EXPECT_NE(loaded.warnings[0].find("run.json: no list of the run's selected cases"), std::string::npos)
+      << loaded.warnings[0];
 }
 
 }  // namespace

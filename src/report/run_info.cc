@@ -79,6 +79,7 @@ RecoveredRunInfo recover_run_info(const std::filesystem::path& run_dir, const Lo
     if (e.path.filename() == "result.json")
       out.errors.push_back(fmt::format("{}: {}; {}", e.path.string(), e.message, damaged_result_fix(e.path)));
   }
+  out.notes = loaded.warnings;  // results of cases the run did not select
   RunInfo& info = out.info;
   info.run_dir = run_dir.string();
   std::set<std::string> selected(loaded.unfinished_case_ids.begin(), loaded.unfinished_case_ids.end());

@@ -15,7 +15,9 @@ namespace kgym::report {
 
 struct RecoveredRunInfo {
   RunInfo info;
-  std::vector<std::string> notes;  // "run.json: ..." problems worth telling the user
+  // "run.json: ..." problems worth telling the user, and load_results'
+  // warnings (a result.json of a case the run did not select).
+  std::vector<std::string> notes;
   // Records a report must not be built without, each with its fix
   // (core/record_files.h): a result.json that cannot be read (its case
   // would silently count as not run), a run.json or state.json from a
