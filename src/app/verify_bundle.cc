@@ -5,16 +5,13 @@
 #include "app/command.h"
 #include "run/machine_info.h"
 #include "verify/repro_compare.h"
-#include "worker/candidate_sandbox.h"
 
 namespace kgym::app {
 
 std::expected<verify::OpenedBundle, std::string> open_bundle_to_verify(const std::string& file,
-                                                                       const std::string& python) {
-  auto bundle = verify::open_bundle(file);
+                                                                       const verify::VerifyRequest& base) {
+  auto bundle = verify::open_bundle(file, base);
   if (!bundle) return bundle;
-  if (!python.empty()) bundle->request.config.python = python;
-  bundle->request.pch_root = verify::kgym_cache_root() / "pch";  // as for any `kgym verify`
   const nlohmann::json& p = bundle->provenance;
   nlohmann::json kgym = p.value("kgym", nlohmann::json::object());
   fmt::print("repro: case {} from {} (bundled by kgym {} {} at {})\n",

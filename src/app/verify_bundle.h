@@ -11,11 +11,13 @@
 namespace kgym::app {
 
 // The bundle `file`, checked and extracted, its request ready for the usual
-// verification path: `python` (--python) when given, else the interpreter is
-// found as for any `kgym verify`. Prints what was changed for this machine.
-// An error names the file, the entry and the rule.
+// verification path: `base` (the verifier's defaults or --config, --device,
+// --python) with only the case's data taken from the bundle
+// (verify::bundle_request). Prints which case it is and every field of the
+// bundle's request that was ignored. An error names the file, the entry
+// and the rule.
 std::expected<verify::OpenedBundle, std::string> open_bundle_to_verify(const std::string& file,
-                                                                       const std::string& python);
+                                                                       const verify::VerifyRequest& base);
 
 // Prints the comparison of `reproduced` with the recorded result (on
 // stdout) and returns the exit code: 0 when they agree, 1 when not.

@@ -135,27 +135,52 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   return req;
 }
 
-// --bundle carries the problem, the candidate and the configuration.
+// --bundle carries the problem, the candidate and the case's data; how it
+// is checked comes from --config/--set, else kgym's defaults.
 bool bundle_alone(const VerifyOptions& o) {
-  return o.problem.empty() && o.candidate.empty() && o.config_file.empty() && o.sets.empty() &&
-         o.size.empty() && o.precision.empty() && !o.backend && o.execution.empty() && o.mode.empty() &&
-         o.trials == 0 && o.overrides.empty() && !o.seed && !o.timeout_s && !o.call_timeout_s &&
-         o.request_file.empty() && !o.candidate_is_reference && !o.skip_static_checks;
+  return o.problem.empty() && o.candidate.empty() && o.size.empty() && o.precision.empty() && !o.backend &&
+         o.execution.empty() && o.mode.empty() && o.trials == 0 && o.overrides.empty() && !o.seed &&
+         !o.timeout_s && !o.call_timeout_s && o.request_file.empty() && !o.candidate_is_reference &&
+         !o.skip_static_checks;
+}
+
+// What a bundle is verified with (docs/repro.md "What a bundle may ask
+// for"): kgym's defaults, or the verifier, sandbox and build sections of
+// --config and --set; the cores of --device, the interpreter of --python.
+std::expected<verify::VerifyRequest, std::string> bundle_base(const VerifyOptions& o) {
+  verify::VerifyRequest base;
+  BuildConfig build;
+  if (!o.config_file.empty() || !o.sets.empty()) {
+    ConfigSource source;
+    if (!o.config_file.empty()) source.file = o.config_file;
+    source.sets = o.sets;
+    auto config = load_config(source);
+    if (!config) return std::unexpected(config.error().message);
+    base.config = config->verifier;
+    base.sandbox = config->sandbox;
+    build = config->build;
+  }
+  if (build.precompiled_header) base.pch_root = verify::kgym_cache_root() / "pch";
+  if (!o.python.empty()) base.config.python = o.python;
+  base.device = o.device;
+  return base;
 }
 
 int run_verify(const VerifyOptions& o) {
   ProblemSize size;
   // A bundle's request is then verified like one built from flags: the
-  // interpreter, the execution and the sandbox are this machine's.
+  // interpreter, the execution, the sandbox and every check are this
+  // verifier's, never the bundle's.
   std::optional<verify::OpenedBundle> bundle;
   if (!o.bundle.empty()) {
     if (!bundle_alone(o))
       return usage_error(
-          "--bundle holds the problem, the candidate and the configuration; besides it give only "
-          "--python, --device, --json or --log");
-    auto opened = open_bundle_to_verify(o.bundle, o.python);
+          "--bundle holds the problem, the candidate and the case's data; besides it give only "
+          "--config, --set, --python, --device, --json or --log");
+    auto base = bundle_base(o);
+    if (!base) return usage_error(base.error());
+    auto opened = open_bundle_to_verify(o.bundle, *base);
     if (!opened) return usage_error(fmt::format("bad bundle: {}", opened.error()));
-    if (o.device != "all") opened->request.device = o.device;
     bundle = std::move(*opened);
   }
   auto req = bundle                   ? std::expected<verify::VerifyRequest, std::string>(bundle->request)

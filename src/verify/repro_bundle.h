@@ -66,23 +66,39 @@ struct BundleLimits {
 // A bundle checked and extracted.
 struct OpenedBundle {
   std::unique_ptr<util::TempDir> dir;  // the extracted files; removed with this object
-  // The recorded request with its paths into `dir`. What belonged to the
-  // machine that wrote it is cleared: the interpreter (resolved as for any
-  // `kgym verify`), the scratch dir, warm workers, the build stage's output
-  // (the candidate is built again), the hidden paths; the sandbox mode is
-  // `auto`. `device` is the recorded one when this machine has those cores,
-  // else "all" (a note says so).
+  // The request to verify: bundle_request() of the recorded one, with the
+  // problem and candidate paths into `dir`.
   VerifyRequest request;
   CaseResult recorded;             // result.json
   nlohmann::json provenance;       // provenance.json
   std::vector<std::string> notes;  // what was changed for this machine
 };
 
-// Opens `file`. Errors name the rule and, where there is one, the entry:
+// Opens `file`; the request is bundle_request(request.json, `base`).
+// Errors name the rule and, where there is one, the entry:
 // "entry 3 'candidate/../x': '..' component", "manifest.json: sha256 of
 // 'candidate/model_new.py' does not match its contents", ...
 std::expected<OpenedBundle, std::string> open_bundle(const std::filesystem::path& file,
+                                                     const VerifyRequest& base = {},
                                                      const BundleLimits& limits = {});
+
+// A bundle is data, never a say in how it is checked (docs/repro.md "What
+// a bundle may ask for"). The request to verify: `base` (the verifier's
+// own: kgym's defaults, or --config's verifier and sandbox, the device,
+// the interpreter) with ONLY these fields of the recorded request.json
+// copied in: case_id, problem, candidate (bundle-relative; open_bundle
+// checks them), run_seed, overrides (Python names), sizes, precision, and
+// config.backend, config.execution, config.mode (an existing backend and
+// execution; correctness or performance). Whatever `base` says, the
+// candidate is the candidate (candidate_is_reference off), every static
+// check and the op trace run, and nothing of a build, a warm worker or a
+// scratch dir is carried. Each other field of `recorded` that asks for a
+// value other than the one used adds a line to `notes` ("request.json's
+// sandbox.drop_privileges false is ignored; this verification uses true").
+// An error names the field when an allowed one is malformed.
+std::expected<VerifyRequest, std::string> bundle_request(const nlohmann::json& recorded,
+                                                         const VerifyRequest& base,
+                                                         std::vector<std::string>& notes);
 
 // Clears what a request says of the machine that made it (scratch dir,
 // interpreter, warm workers, prebuilt extensions, precompiled headers,

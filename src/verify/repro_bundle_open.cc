@@ -121,22 +121,20 @@ std::expected<void, std::string> extract(const std::vector<TarEntry>& entries, c
   return {};
 }
 
-// The recorded device when this machine has those cores, else "all".
-std::string device_here(const std::string& recorded, std::vector<std::string>& notes) {
-  if (recorded == "all") return recorded;
+// The device is the verifier's choice (--device); where the recorded cores
+// exist here too, the note says how to use the same ones.
+void device_hint(const std::string& recorded, const std::string& used, std::vector<std::string>& notes) {
   auto cores = util::parse_cpu_list(recorded);
   std::set<int> allowed = util::allowed_cpus();
-  if (cores && std::ranges::includes(allowed, *cores)) return recorded;
-  notes.push_back(
-      fmt::format("the recorded device '{}' is not available here; verifying on all of this "
-                  "machine's cores ({})",
-                  recorded, util::format_cpu_list(allowed)));
-  return "all";
+  bool here = recorded == "all" || (cores && std::ranges::includes(allowed, *cores));
+  notes.push_back(fmt::format("the run verified on cores '{}'; this verification uses '{}'{}", recorded, used,
+                              here ? fmt::format(" (give --device {} for the same cores)", recorded) : ""));
 }
 
 }  // namespace
 
-std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const BundleLimits& limits) {
+std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const VerifyRequest& base,
+                                                     const BundleLimits& limits) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return std::unexpected(fmt::format("{}: no such file", file.string()));
   if (auto size = fs::file_size(file, ec); !ec && size > limits.max_archive_bytes) {
@@ -165,12 +163,12 @@ std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const
       return fail(fmt::format("no {} at the bundle's root", required));
   }
   OpenedBundle bundle;
-  try {
-    bundle.request =
-        verify_request_from_json(json::parse(files.at(std::string(BundleFiles::kRequest))->data));
-  } catch (const json::exception& e) {
-    return fail(fmt::format("request.json: not a verification request: {}", e.what()));
-  }
+  json recorded_request =
+      json::parse(files.at(std::string(BundleFiles::kRequest))->data, nullptr, /*allow_exceptions=*/false);
+  if (recorded_request.is_discarded()) return fail("request.json: not valid JSON");
+  auto request = bundle_request(recorded_request, base, bundle.notes);
+  if (!request) return fail(request.error());
+  bundle.request = std::move(*request);
   try {
     bundle.recorded = result_from_json(json::parse(files.at(std::string(BundleFiles::kResult))->data));
   } catch (const json::exception& e) {
@@ -190,12 +188,9 @@ std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const
   if (auto ok = extract(*entries, bundle.dir->path()); !ok) return fail(ok.error());
   req.problem = bundle.dir->path() / req.problem;
   req.candidate = bundle.dir->path() / req.candidate;
-  // Nothing of the machine that wrote it, whatever the file says.
-  forget_machine(req);
-  req.sandbox.mode = SandboxConfig{}.mode;
-  req.static_checks = true;
-  req.op_trace = true;
-  req.device = device_here(req.device, bundle.notes);
+  if (auto recorded = recorded_request.find("device");
+      recorded != recorded_request.end() && recorded->is_string() && *recorded != req.device)
+    device_hint(recorded->get<std::string>(), req.device, bundle.notes);
   return bundle;
 }
 

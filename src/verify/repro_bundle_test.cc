@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -134,8 +135,16 @@ TEST_F(ReproBundleTest, OpensIntoAPrivateDirectoryWithThePathsRewritten) {
   EXPECT_EQ(*util::read_file(req.candidate), "from .helper import f\nclass ModelNew: pass\n");
   EXPECT_TRUE(fs::exists(bundle->dir->path() / "candidate" / "helper.py"));
   EXPECT_EQ(req.run_seed, 1234u);
-  EXPECT_EQ(req.config.trials, 5);
-  EXPECT_EQ(req.config.timing.budget, std::chrono::milliseconds(2500));
+  EXPECT_EQ(req.overrides, (std::map<std::string, long long>{{"batch_size", 64}}));
+  // How it is checked is the verifier's: kgym's defaults here, and a note
+  // for each recorded setting left out.
+  EXPECT_EQ(req.config.trials, VerifierConfig{}.trials);
+  EXPECT_EQ(req.config.timing.budget, VerifierConfig{}.timing.budget);
+  auto noted = [&](const std::string& text) {
+    return std::ranges::any_of(bundle->notes, [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  EXPECT_TRUE(noted("request.json's config.trials 5 is ignored; this verification uses 3"));
+  EXPECT_TRUE(noted("config.timing"));
   EXPECT_TRUE(req.python.empty());
   EXPECT_TRUE(req.scratch_dir.empty());
   EXPECT_FALSE(req.prebuilt);
@@ -248,10 +257,94 @@ TEST_F(ReproBundleTest, RefusesHostileArchivesNamingTheEntry) {
 
   BundleLimits small;
   small.tar.max_file_bytes = 16;
-  auto oversize = open_bundle(pack(bundle_entries()), small);
+  auto oversize = open_bundle(pack(bundle_entries()), {}, small);
   ASSERT_FALSE(oversize);
   EXPECT_NE(oversize.error().find("more than the 16 allowed per file"), std::string::npos)
       << oversize.error();
+}
+
+// A request that asks to be checked less (issue 33): the candidate run as
+// a trusted reference, the box without its uid drop and limits, no static
+// checks, a loose tolerance. None of it is taken; the data is.
+TEST_F(ReproBundleTest, TakesOnlyTheCasesDataFromTheRequest) {
+  std::vector<TarEntry> entries = bundle_entries();
+  json request = json::parse(entry(entries, "request.json").data);
+  request["candidate_is_reference"] = true;
+  request["sandbox"] = {{"mode", "none"},         {"address_space_mb", 0}, {"cpu_sec", 0},
+                        {"file_size_mb", 0},      {"processes", 0},        {"drop_privileges", false},
+                        {"hidden", json::array()}};
+  request["config"]["trials"] = 1;
+  request["config"]["tolerances"] = {{"float32", {{"atol", 1e9}, {"rtol", 1e9}}}};
+  request["config"]["mode"] = "correctness";
+  request["stage"] = "build";
+  request["prebuilt"] = "/root/elsewhere";
+  request["scratch_dir"] = "/etc";
+  request["precision"] = "float16";
+  request["device"] = "0";
+  request["warm"] = {{"reference_socket", "/run/x"},
+                     {"candidate_socket", "/run/y"},
+                     {"scratch_root", "/"},
+                     {"scratch_inside", "/"}};
+  entry(entries, "request.json").data = request.dump();
+  VerifyRequest base;
+  base.config.trials = 4;  // the verifier's --config
+  base.sandbox.address_space_mb = 2048;
+  base.device = "all";
+  auto bundle = open_bundle(pack(entries), base);
+  ASSERT_TRUE(bundle) << bundle.error();
+  const VerifyRequest& req = bundle->request;
+  EXPECT_FALSE(req.candidate_is_reference);
+  EXPECT_TRUE(req.static_checks);
+  EXPECT_TRUE(req.op_trace);
+  EXPECT_FALSE(req.build_stage);
+  EXPECT_FALSE(req.prebuilt);
+  EXPECT_FALSE(req.warm);
+  EXPECT_TRUE(req.scratch_dir.empty());
+  EXPECT_EQ(req.sandbox.mode, SandboxConfig{}.mode);
+  EXPECT_TRUE(req.sandbox.drop_privileges);
+  EXPECT_EQ(req.sandbox.address_space_mb, 2048);
+  EXPECT_EQ(req.sandbox.cpu_sec, SandboxConfig{}.cpu_sec);
+  EXPECT_EQ(req.sandbox.file_size_mb, SandboxConfig{}.file_size_mb);
+  EXPECT_EQ(req.sandbox.processes, SandboxConfig{}.processes);
+  EXPECT_EQ(req.config.trials, 4);
+  EXPECT_TRUE(req.config.tolerances.empty());
+  EXPECT_EQ(req.device, "all");
+  // The case's data is the bundle's.
+  EXPECT_EQ(req.config.mode, "correctness");
+  EXPECT_EQ(req.precision, "float16");
+  EXPECT_EQ(req.run_seed, 1234u);
+  EXPECT_EQ(req.case_id, "level1/1_ReLU");
+  std::string notes;
+  for (const std::string& n : bundle->notes) notes += n + "\n";
+  for (const char* ignored :
+       {"request.json's candidate_is_reference true is ignored; this verification uses false",
+        "request.json's sandbox.drop_privileges false is ignored; this verification uses true",
+        "request.json's sandbox.address_space_mb 0 is ignored; this verification uses 2048",
+        "request.json's sandbox.mode \"none\" is ignored", "request.json's config.tolerances",
+        "request.json's stage \"build\" is ignored",
+        "the run verified on cores '0'; this verification uses 'all'"})
+    EXPECT_NE(notes.find(ignored), std::string::npos) << ignored << " not in:\n" << notes;
+}
+
+TEST_F(ReproBundleTest, RefusesMalformedDataInTheRequest) {
+  struct Bad {
+    const char* key;
+    json value;
+    const char* error;
+  };
+  for (const Bad& bad : {Bad{"precision", "float8", "precision 'float8' is not one of"},
+                         Bad{"overrides", {{"__import__('os')", 1}}, "is not a Python name"},
+                         Bad{"config", {{"backend", "gpu"}}, "backend 'gpu' with execution 'device'"},
+                         Bad{"config", {{"mode", "fast"}}, "mode 'fast' is not correctness or performance"},
+                         Bad{"case_id", 7, "request.json: "}}) {
+    std::vector<TarEntry> entries = bundle_entries();
+    json request = json::parse(entry(entries, "request.json").data);
+    request[bad.key] = bad.value;
+    entry(entries, "request.json").data = request.dump();
+    auto bundle = open_bundle(pack(entries));
+    ASSERT_FALSE(bundle) << bad.key;
+    EXPECT_NE(bundle.error().find(bad.error), std::string::npos) << bundle.error();
+  }
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 # one per verified case, `kgym repro` writes one for a case, and `kgym verify
 # --bundle` re-runs it elsewhere and compares with the recorded result. An
 # edited bundle and hostile archives are refused with exit 2, naming the
-# entry and the rule.
+# entry and the rule; a request edited to be checked less is ignored.
 source "$(dirname "$0")/lib.sh"
 
 S="$SRC/data/sample"
@@ -77,7 +77,10 @@ PY
   tar -czf "$2" -C "$TMP/re" manifest.json problem candidate request.json result.json provenance.json
 }
 rebundle "$TMP/relu.tar.gz" "$TMP/wide.tar.gz" 0.001 1000
-expect_exit 0 "kgym verify --bundle agrees: verdict same, speedup inside" "$KGYM" verify --bundle "$TMP/wide.tar.gz"
+# With the run's config the verification is checked as the run checked it.
+expect_exit 0 "kgym verify --bundle agrees: verdict same, speedup inside" \
+  "$KGYM" verify --bundle "$TMP/wide.tar.gz" --config "$TMP/run.yaml"
+check "with the run's config, no timing setting is ignored" test -z "$(grep "request.json's config.timing" <<<"$OUT")"
 expect_output "$SPEEDUP: inside the recorded interval$" "inside the recorded interval"
 expect_output '^repro: agrees with the recorded result$' "it concludes that they agree"
 rebundle "$TMP/relu.tar.gz" "$TMP/far.tar.gz" 500 1000
@@ -92,6 +95,62 @@ expect_exit 0 "kgym report" "$KGYM" report "$RUN"
 check "without its bundle a case gets the kgym repro command" grep -qF "\`kgym repro $RELU\`" "$RUN/summary.md"
 
 expect_exit 2 "--bundle does not mix with --problem" "$KGYM" verify --bundle "$TMP/relu.tar.gz" --problem "$S/level1/1_ReLU.py"
+
+# A bundle is data (docs/repro.md "What a bundle may ask for"): a request
+# edited to be checked less, with the manifest hashed again, is verified
+# the verifier's way. hostile_request SRC DST CANDIDATE_FILE|- PYTHON_EDIT
+hostile_request() {
+  rm -rf "$TMP/hr" && mkdir "$TMP/hr" && tar -xzf "$1" -C "$TMP/hr" &&
+    { [ "$3" = - ] || cp "$3" "$TMP/hr/candidate/model_new.py"; } &&
+    python3 - "$TMP/hr" "$4" <<'PY'
+import hashlib, json, sys
+root, edit = sys.argv[1], sys.argv[2]
+request = json.load(open(f"{root}/request.json"))
+exec(edit)
+open(f"{root}/request.json", "w").write(json.dumps(request, indent=2))
+manifest = json.load(open(f"{root}/manifest.json"))
+for f in manifest["files"]:
+    f["sha256"] = hashlib.sha256(open(f"{root}/{f['path']}", "rb").read()).hexdigest()
+open(f"{root}/manifest.json", "w").write(json.dumps(manifest))
+PY
+  tar -czf "$2" -C "$TMP/hr" manifest.json problem candidate request.json result.json provenance.json
+}
+# The torch.relu cheat, its request saying candidate_is_reference (it would
+# run unboxed as a trusted reference, with no static rules and no op trace).
+cat >"$TMP/relu_cheat.py" <<'PY'
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+PY
+hostile_request "$TMP/relu.tar.gz" "$TMP/as_reference.tar.gz" "$TMP/relu_cheat.py" \
+  'request["candidate_is_reference"] = True'
+expect_exit 1 "a bundle's candidate_is_reference is ignored: the relu cheat is caught and disagrees" \
+  "$KGYM" verify --bundle "$TMP/as_reference.tar.gz"
+expect_output '^fail_cheat: ' "the cheat is a cheat"
+expect_output "^repro: note: request.json's candidate_is_reference true is ignored; this verification uses false$" \
+  "a note names the ignored field"
+check "it does not agree with the recorded pass" test -z "$(grep 'repro: agrees' <<<"$OUT")"
+check "it does not pass" test -z "$(grep -E '^pass: ' <<<"$OUT")"
+# An honest candidate whose request drops the uid change and every limit:
+# it runs in this verifier's box all the same.
+hostile_request "$TMP/relu.tar.gz" "$TMP/unboxed.tar.gz" - \
+  'request["sandbox"] = {"mode": "none", "drop_privileges": False, "address_space_mb": 0, "cpu_sec": 0, "file_size_mb": 0, "processes": 0, "hidden": []}; request["config"]["mode"] = "correctness"'
+OUT="$("$KGYM" verify --bundle "$TMP/unboxed.tar.gz" --log "$TMP/unboxed.log" 2>&1)"
+echo "$OUT" | grep -E '^(repro|pass|fail[a-z_]*):'
+expect_output '^pass: ' "the honest candidate still passes"
+expect_output "^repro: note: request.json's sandbox.drop_privileges false is ignored; this verification uses true$" \
+  "drop_privileges false is ignored"
+expect_output "^repro: note: request.json's sandbox.address_space_mb 0 is ignored; this verification uses [1-9]" \
+  "a limit of 0 is ignored"
+expect_output "^repro: note: request.json's sandbox.mode \"none\" is ignored" "the sandbox mode is ignored"
+check "the candidate ran in a box" grep -q 'candidate sandbox: ' "$TMP/unboxed.log"
+check "not the box the bundle asked for" test -z "$(grep 'candidate sandbox: none' "$TMP/unboxed.log")"
+if [ "$(id -u)" -eq 0 ]; then
+  check "as root, the candidate ran as uid 65534" grep -q 'candidate sandbox: .*uid 65534' "$TMP/unboxed.log"
+fi
 
 # An edited candidate, packed again with the system's tar.
 mkdir "$TMP/x" && tar -xzf "$TMP/relu.tar.gz" -C "$TMP/x"
