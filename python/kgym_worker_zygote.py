@@ -75,7 +75,7 @@ def receive_request(conn):
     return json.loads(data), fds
 
 
-def become_worker(request, fds, keep_closed, serve_main, sandboxed):
+def become_worker(request, fds, keep_closed, serve_main, sandboxed, zygote_pid):
     """In the forked child: never returns."""
     mark_started()
     status = 1
@@ -86,7 +86,9 @@ def become_worker(request, fds, keep_closed, serve_main, sandboxed):
             os.close(fd)
         os.setsid()
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() == 1:
+        # The zygote died before the parent-death signal was set. (The
+        # zygote may itself be pid 1 of its namespace: under unshare.)
+        if os.getppid() != zygote_pid:
             os._exit(1)
         if sandboxed:
             prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -146,11 +148,12 @@ class Zygote:
     def fork(self, conn, request, fds):
         sys.stdout.flush()
         sys.stderr.flush()
+        zygote_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             others = [self.listener.fileno(), self.wake_r, self.wake_w, conn.fileno()]
             others += [c.fileno() for c in self.children.values()] + list(self.pending)
-            become_worker(request, fds, others, self.serve_main, self.sandboxed)
+            become_worker(request, fds, others, self.serve_main, self.sandboxed, zygote_pid)
         for fd in fds:
             os.close(fd)
         self.log(f"forked {pid}: {(request.get('argv') or ['?'])[0]}")

@@ -17,14 +17,17 @@ namespace kgym::agent {
 namespace {
 
 // opencode keeps sessions in its own store; after the run the wrapper
-// exports the session it just made (the last sessionID in the log) next to
-// the transcript. $1 binary, $2 agent.log, $3 session dir, then the run's
-// arguments.
-constexpr const char* kOpencodeWrapper = R"(bin=$1; log=$2; dir=$3; shift 3
-"$bin" run "$@"
-rc=$?
-sid=$(grep -o '"sessionID":"[A-Za-z0-9_-]*"' "$log" | tail -n 1 | cut -d'"' -f4)
-if [ -n "$sid" ]; then mkdir -p "$dir" && "$bin" export "$sid" >"$dir/opencode-export-$sid.json" 2>>"$log"; fi
+// exports the session it just made (the last sessionID it printed) next to
+// the transcript. It reads what the run printed from a copy of its own in
+// the box: agent.log is written by kgym's relay, outside the box. $1 binary,
+// $2 session dir, then the run's arguments.
+constexpr const char* kOpencodeWrapper = R"(bin=$1; dir=$2; shift 2
+out=$(mktemp) || exit 1
+{ "$bin" run "$@"; echo $? >"$out.rc"; } | tee "$out"
+rc=$(cat "$out.rc" 2>/dev/null || echo 1)
+sid=$(grep -o '"sessionID":"[A-Za-z0-9_-]*"' "$out" | tail -n 1 | cut -d'"' -f4)
+rm -f "$out" "$out.rc"
+if [ -n "$sid" ]; then mkdir -p "$dir" && "$bin" export "$sid" >"$dir/opencode-export-$sid.json"; fi
 exit $rc)";
 
 // The outermost node_modules directory the CLI (its symlinks resolved)
@@ -134,7 +137,6 @@ class OpencodeAgent final : public ProfileAgent {
                                   kOpencodeWrapper,
                                   "kgym-opencode",
                                   config().binary,
-                                  CasePaths{task.case_dir}.agent_log().string(),
                                   CasePaths{task.case_dir}.session().string(),
                                   "--format",
                                   "json",

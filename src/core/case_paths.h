@@ -61,6 +61,9 @@ struct CasePaths {
   std::filesystem::path agent_log() const { return dir / kAgentLog; }
   std::filesystem::path session() const { return dir / "session"; }        // the agent's transcript
   std::filesystem::path agent_home() const { return dir / "agent_home"; }  // the agent's private $HOME
+  // Copies of host files (CLI credentials) made for the agent's uid, bound
+  // read-only into its box; kgym's, never writable from the box.
+  std::filesystem::path box_copies() const { return dir / ".box_copies"; }
   std::filesystem::path gates(const std::string& stage, int attempt) const {
     return dir / "gates" / (stage + "." + std::to_string(attempt));
   }

@@ -121,7 +121,8 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   std::vector<std::string> ids;
   for (const Case& c : cases) ids.push_back(c.id());
   run["cases"] = ids;
-  if (auto ok = util::write_file_atomic(RunPaths{record.dir}.run_record(), util::json_text(run, 2) + "\n"); !ok) {
+  if (auto ok = util::write_file_atomic(RunPaths{record.dir}.run_record(), util::json_text(run, 2) + "\n");
+      !ok) {
     return std::unexpected(ok.error());
   }
   return record;
@@ -232,6 +233,20 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
     return std::unexpected(
         fmt::format("{}: key 'verifier.python': {}", config.source.string(), reachable.error()));
   }
+  // Without bubblewrap the boxes see the host's directories as they are: as
+  // an unprivileged uid they must be able to reach the run's.
+  if (auto uid = util::box_uid(config.sandbox.drop_privileges, *sandbox);
+      uid && *sandbox == util::SandboxMode::kUnshare) {
+    if (auto blocked = util::unreachable_for(*uid, config.output_root)) {
+      return std::unexpected(fmt::format(
+          "{}: key 'output.root_dir': bubblewrap cannot run here, so the boxes (sandbox: unshare) run as uid "
+          "{} "
+          "and see the host's directories, and uid {} cannot enter {}; choose a root_dir others may enter "
+          "(e.g. --set output.root_dir=/var/tmp/kgym-runs), make {} searchable (chmod o+x), or install "
+          "bubblewrap where its namespaces are allowed",
+          config.source.string(), *uid, *uid, blocked->string(), blocked->string()));
+    }
+  }
   return out;
 }
 
@@ -248,7 +263,8 @@ SchedulerOptions scheduler_options(const Config& config, const Preflight& pre,
     auto found = verify::precompiled_headers(pre.python.python, worker, sched.pch_root, {},
                                              std::chrono::steady_clock::now() + std::chrono::seconds(120));
     if (found) sched.pch_dir = found->dir;
-    if (!found) printer.error(fmt::format("kgym: warning: no precompiled header for the builds: {}", found.error()));
+    if (!found)
+      printer.error(fmt::format("kgym: warning: no precompiled header for the builds: {}", found.error()));
   }
   sched.python = pre.python.python;
   sched.torch_version = pre.python.torch_version;
@@ -376,9 +392,10 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
                            pre->python.torch_build.empty() ? "build unknown" : pre->python.torch_build));
   printer.line(fmt::format("  run dir: {}", record->dir.string()));
   printer.line(fmt::format("  monitor: kgym monitor {}", record->dir.string()));
-  printer.line(fmt::format("  isolation: agent {}; candidate {}{}",
-                           util::describe_sandbox(pre->sandbox, config.agent.network),
-                           util::describe_sandbox(pre->sandbox, false), limits_line(config.sandbox)));
+  auto uid = util::box_uid(config.sandbox.drop_privileges, pre->sandbox);
+  printer.line(fmt::format("  isolation: agent {} (its command gates the same, no network); candidate {}{}",
+                           util::describe_sandbox(pre->sandbox, config.agent.network, uid),
+                           util::describe_sandbox(pre->sandbox, false, uid), limits_line(config.sandbox)));
 
   StateStore store(record->dir);
   store.state().harness_pid = static_cast<int>(::getpid());

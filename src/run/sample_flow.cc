@@ -1,5 +1,7 @@
 #include "run/sample_flow.h"
 
+#include <unistd.h>
+
 #include <csignal>
 
 #include <fmt/format.h>
@@ -185,8 +187,7 @@ Step SampleFlow::launch_failed(const std::string& why) {
     case Child::kGate:  // a gate that cannot start fails; the checks go on
       checks_->command_ended({ProcessExit::Kind::kExited, 127}, false);
       return advance_checks();
-    case Child::kBuild:
-      return fail(Verdict::kHarnessError, fmt::format("cannot start the build: {}", why));
+    case Child::kBuild: return fail(Verdict::kHarnessError, fmt::format("cannot start the build: {}", why));
     case Child::kVerify:
       return fail(Verdict::kHarnessError, fmt::format("cannot start the verifier: {}", why));
     case Child::kNone: break;
@@ -214,8 +215,14 @@ Step SampleFlow::launch_probe() {
   verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
   if (sizes_automatically(config_.size, backend_of(config_.verifier))) req.size = config_.size;
   req.precision = config_.precision;
+  // The worker was written at the run's start; it is run only as written.
+  if (auto intact = verify::check_worker_script(options_.worker_script); !intact)
+    return fail(Verdict::kHarnessError, intact.error());
   util::ProcessSpec spec;
   spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());
+  // The probe runs the problem's own code (trusted) without capabilities.
+  if (auto launcher = util::box_launcher(); launcher && ::geteuid() == 0)
+    spec.argv.insert(spec.argv.begin(), {launcher->string(), "--die-with-parent", "--"});
   spec.cwd = paths.dir;
   spec.log_file = paths.probe_log();
   spec.env = {{"OMP_NUM_THREADS", "1"}};
@@ -396,8 +403,9 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
     req.pch_root = options_.pch_root;
     req.pch_dir = options_.pch_dir;
   }
-  if (auto ok = util::write_file_atomic(paths.build_request(), util::json_text(verify::to_json(req), 2) + "\n",
-                                        util::Durability::kRenameOnly);
+  if (auto ok =
+          util::write_file_atomic(paths.build_request(), util::json_text(verify::to_json(req), 2) + "\n",
+                                  util::Durability::kRenameOnly);
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
   }
@@ -465,8 +473,9 @@ Step SampleFlow::launch_verification() {
            fmt::format("kgym: warning: {}; {} verifies with cold workers", warm.error(), id_.c.id())});
     }
   }
-  if (auto ok = util::write_file_atomic(paths.verify_request(), util::json_text(verify::to_json(req), 2) + "\n",
-                                        util::Durability::kRenameOnly);
+  if (auto ok =
+          util::write_file_atomic(paths.verify_request(), util::json_text(verify::to_json(req), 2) + "\n",
+                                  util::Durability::kRenameOnly);
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
   }

@@ -197,7 +197,7 @@ class SampleFlow {
   Step launch_agent(const std::filesystem::path& prompt_file);
   void agent_env(util::ProcessSpec& spec) const;
   enum class Boxed { kAgent, kGate };
-  util::ProcessSpec sandboxed(const util::ProcessSpec& spec, Boxed who) const;
+  std::expected<util::ProcessSpec, std::string> sandboxed(const util::ProcessSpec& spec, Boxed who) const;
   Step launch_stage();
   Step check_stage();
   Step advance_checks();

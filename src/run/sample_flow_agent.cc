@@ -3,12 +3,16 @@
 // environment says of its sample and device (agent_env), and the workflow
 // stages run inside the generation phase (launch_stage, check_stage,
 // stage_checked, end_generation).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "agent/template.h"
+#include "agent/transcript.h"
 #include "agent/transcript_scan.h"
 #include "core/backend.h"
 #include "run/sample_flow.h"
@@ -19,8 +23,14 @@ namespace kgym::run {
 
 agent::AgentTask SampleFlow::agent_task(const std::filesystem::path& prompt_file) const {
   std::string device = config_.agent.needs_device && device_ ? device_->name : "";
-  return {id_.c.id(), id_.c.level, id_.c.stem(),           id_.paths.dir,
-          id_.work,   prompt_file, id_.work / CasePaths::kSpec, device};
+  return {id_.c.id(),
+          id_.c.level,
+          id_.c.stem(),
+          id_.paths.dir,
+          id_.work,
+          prompt_file,
+          id_.work / CasePaths::kSpec,
+          device};
 }
 
 Step SampleFlow::launch_agent(const std::filesystem::path& prompt_file) {
@@ -32,31 +42,64 @@ Step SampleFlow::launch_agent(const std::filesystem::path& prompt_file) {
   }
   if (!launch->process) return agent_done();
   agent_env(*launch->process);
-  Step step = this->launch(Child::kAgent, sandboxed(*launch->process, Boxed::kAgent), launch->timeout);
+  auto boxed = sandboxed(*launch->process, Boxed::kAgent);
+  if (!boxed) {
+    end_generation();
+    generation_.outcome = std::string(to_string(GenerationOutcome::kLaunchFailed));
+    return fail(Verdict::kHarnessError, fmt::format("cannot box the agent: {}", boxed.error()));
+  }
+  Step step = this->launch(Child::kAgent, std::move(*boxed), launch->timeout);
   launched_ = launch->process->argv.front();
   return step;
 }
 
 // The agent's box. A command gate runs a program the agent may have written,
-// so it gets the same box, without network and without write access to any
-// log: what it prints reaches its log through its stdout only.
-util::ProcessSpec SampleFlow::sandboxed(const util::ProcessSpec& spec, Boxed who) const {
+// so it gets the same box, without network. Both run without capabilities,
+// as kBoxUid when kgym runs as root (docs/agents.md "The agent's box"), with
+// a file-size limit, and print into a pipe whose relay outside the box
+// writes their log: what the box can write is its work dir, its home and
+// its session dir, never a file kgym reads as its own record.
+std::expected<util::ProcessSpec, std::string> SampleFlow::sandboxed(const util::ProcessSpec& spec,
+                                                                    Boxed who) const {
+  namespace fs = std::filesystem;
   util::ProcessSpec boxed = spec;
   util::SandboxPolicy policy;
   policy.mode = options_.sandbox_mode;
   policy.network = who == Boxed::kAgent && config_.agent.network;
   policy.limits.no_core_dumps = policy.mode != util::SandboxMode::kNone;
+  std::uint64_t file_limit =
+      config_.sandbox.file_size_mb > 0 ? static_cast<std::uint64_t>(config_.sandbox.file_size_mb) << 20 : 0;
+  if (policy.mode != util::SandboxMode::kNone) {
+    if (file_limit > 0) policy.limits.file_size_bytes = file_limit;
+    policy.relay_output_bytes = file_limit > 0 ? file_limit : std::uint64_t{1} << 30;
+  }
+  policy.run_as = util::box_uid(config_.sandbox.drop_privileges, policy.mode);
+  // What the box may write: its work dir (and cwd), its home, its session dir.
+  std::vector<fs::path> own{id_.work};
+  if (!spec.cwd.empty() && spec.cwd != id_.work && !config_.agent.work_repo) own.push_back(spec.cwd);
+  auto home = id_.paths.agent_home();
+  auto session = id_.paths.session();
+  for (const fs::path& dir :
+       who == Boxed::kAgent ? std::vector<fs::path>{home, session} : std::vector<fs::path>{home}) {
+    if (auto made = util::make_dirs(dir); !made) return std::unexpected(made.error());
+    own.push_back(dir);
+  }
+  if (policy.run_as) {
+    for (const fs::path& dir : own) {
+      if (auto given = util::hand_over(dir, *policy.run_as); !given) return std::unexpected(given.error());
+    }
+  }
   if (policy.mode == util::SandboxMode::kBwrap) {
     std::error_code ec;
     for (const auto& dir : options_.agent_hidden) {
-      if (std::filesystem::is_directory(dir, ec)) policy.hidden.push_back(dir);
+      if (fs::is_directory(dir, ec)) policy.hidden.push_back(dir);
     }
     // The agent program itself stays visible when it lives in a hidden tree
     // or under the box's own /tmp (bound only then: binding a program that
     // is a symlink, a venv's python3, over the read-only root fails).
-    if (!spec.argv.empty() && std::filesystem::path(spec.argv.front()).is_absolute()) {
-      std::filesystem::path program = spec.argv.front();
-      auto under = [&](const std::filesystem::path& dir) {
+    if (!spec.argv.empty() && fs::path(spec.argv.front()).is_absolute()) {
+      fs::path program = spec.argv.front();
+      auto under = [&](const fs::path& dir) {
         auto relative = program.lexically_relative(dir);
         return !relative.empty() && *relative.begin() != "..";
       };
@@ -64,31 +107,60 @@ util::ProcessSpec SampleFlow::sandboxed(const util::ProcessSpec& spec, Boxed who
       if (in_hidden) policy.read_only.push_back(program);
     }
     for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
-    policy.writable.emplace_back(id_.work, std::filesystem::path());
-    // Its own log (profiles read their transcript back from it) and the
-    // case's session dir (where they keep exported sessions).
-    if (who == Boxed::kAgent && !spec.log_file.empty()) {
-      std::ofstream(spec.log_file, std::ios::app).flush();  // bwrap binds only what exists
-      if (std::filesystem::is_regular_file(spec.log_file, ec))
-        policy.writable.emplace_back(spec.log_file, std::filesystem::path());
-      auto session = spec.log_file.parent_path() / "session";
-      if (util::make_dirs(session)) policy.writable.emplace_back(session, std::filesystem::path());
-    }
-    if (!spec.cwd.empty() && spec.cwd != id_.work)
-      policy.writable.emplace_back(spec.cwd, std::filesystem::path());
+    for (const fs::path& dir : own) policy.writable.emplace_back(dir, fs::path());
+    if (config_.agent.work_repo && !spec.cwd.empty() && spec.cwd != id_.work)
+      policy.writable.emplace_back(spec.cwd, fs::path());
     for (const auto& path : config_.sandbox.agent_writable) {
-      if (std::filesystem::exists(path, ec)) policy.writable.emplace_back(path, std::filesystem::path());
+      if (fs::exists(path, ec)) policy.writable.emplace_back(path, fs::path());
     }
     // The real $HOME is read-only in the box; CLIs that keep config, data,
     // caches and state under it get a private home in the case dir (kept
     // with the case: opencode's session store lives there). agent.env wins.
-    auto home = id_.paths.agent_home();
-    if (util::make_dirs(home)) {
-      policy.writable.emplace_back(home, std::filesystem::path());
-      for (const auto& [key, value] : util::private_home_env(home)) boxed.env.try_emplace(key, value);
+    for (const auto& [key, value] : util::private_home_env(home)) boxed.env.try_emplace(key, value);
+    int copies = 0;
+    for (const auto& [host, inside] : agent_.box_files(boxed.env)) {
+      // A credential file shown inside the private home: as another uid the
+      // box could not read kgym's, so it gets a copy of its own, made in a
+      // directory of kgym's and bound read-only like the file itself.
+      if (policy.run_as && !inside.empty() && fs::is_regular_file(host, ec)) {
+        fs::path copy = id_.paths.box_copies() / std::to_string(copies++);
+        if (auto made = util::make_dirs(copy.parent_path()); !made) return std::unexpected(made.error());
+        fs::remove(copy, ec);
+        fs::copy_file(host, copy, ec);
+        if (ec || ::chown(copy.c_str(), *policy.run_as, *policy.run_as) != 0 ||
+            ::chmod(copy.c_str(), 0400) != 0)
+          return std::unexpected(fmt::format("cannot give the box its copy of {}", host.string()));
+        policy.read_only_over_writable.emplace_back(copy, inside);
+        continue;
+      }
+      policy.read_only_over_writable.emplace_back(host, inside);
     }
-    for (const auto& file : agent_.box_files(boxed.env)) policy.read_only_over_writable.push_back(file);
+    // A directory the box's uid may not enter on the way to what it is
+    // given (/root, 0700, above a run dir) is covered by an empty one, and
+    // what the box is given below it is bound again.
+    if (policy.run_as) {
+      std::vector<fs::path> needed;
+      for (const auto& [host, inside] : policy.writable) needed.push_back(host);
+      for (const auto& path : policy.read_only) needed.push_back(path);
+      for (const auto& [host, inside] : policy.read_only_over_writable) needed.push_back(host);
+      for (const fs::path& path : needed) {
+        auto blocked = util::unreachable_for(*policy.run_as, path);
+        if (blocked && *blocked != blocked->root_path() &&
+            std::ranges::find(policy.hidden, *blocked) == policy.hidden.end())
+          policy.hidden.push_back(*blocked);
+      }
+    }
     policy.cwd = spec.cwd;
+  } else if (policy.run_as) {
+    // Without bubblewrap the box sees the host's directories as they are.
+    for (const fs::path& dir : own) {
+      if (auto blocked = util::unreachable_for(*policy.run_as, dir))
+        return std::unexpected(fmt::format(
+            "the agent runs as uid {} without bubblewrap and cannot enter {}: put output.root_dir where "
+            "others may enter (e.g. /var/tmp/kgym-runs), install bubblewrap, or set "
+            "sandbox.drop_privileges: false",
+            *policy.run_as, blocked->string()));
+    }
   }
   boxed.argv = util::sandboxed_argv(policy, spec.argv);
   // /tmp is private to the sandbox; a TMPDIR of the host would not exist there.
@@ -126,6 +198,13 @@ Step SampleFlow::launch_stage() {
   }
   if (workflow_stage_ == 0 && attempt_ == 1) generation_.prompt_sha256 = util::sha256_hex(prompt);
   std::filesystem::path file = id_.work / ".kgym" / fmt::format("{}.{}.md", stage.name, attempt_);
+  // The work dir is the agent's: what it left at .kgym (a link to a host
+  // directory, say) is removed, never written through. No process of the
+  // box runs between its stages.
+  std::error_code ec;
+  if (auto status = std::filesystem::symlink_status(file.parent_path(), ec);
+      !ec && status.type() != std::filesystem::file_type::directory)
+    std::filesystem::remove_all(file.parent_path(), ec);
   if (auto ok = util::make_dirs(file.parent_path()); !ok) return fail(Verdict::kHarnessError, ok.error());
   if (auto ok = util::write_file_atomic(file, prompt); !ok) return fail(Verdict::kHarnessError, ok.error());
   stage_name_ = stage.name;
@@ -146,8 +225,12 @@ Step SampleFlow::check_stage() {
 }
 
 Step SampleFlow::advance_checks() {
-  if (auto command = checks_->next())
-    return launch(Child::kGate, sandboxed(command->spec, Boxed::kGate), command->timeout);
+  if (auto command = checks_->next()) {
+    auto boxed = sandboxed(command->spec, Boxed::kGate);
+    if (!boxed)
+      return fail(Verdict::kHarnessError, fmt::format("cannot box a command gate: {}", boxed.error()));
+    return launch(Child::kGate, std::move(*boxed), command->timeout);
+  }
   return stage_checked();
 }
 
@@ -221,28 +304,43 @@ void SampleFlow::scan_transcripts() {
   context.off_limits.push_back(config_.bench_dir);
   context.off_limits.push_back(config_.output_root);
   if (!options_.kgym_argv0.empty()) context.off_limits.emplace_back(options_.kgym_argv0.front());
-  std::vector<std::pair<std::string, agent::TranscriptFormat>> sources;
+  // The CLIs' event streams are read from agent.log, which kgym's relay
+  // wrote outside the box, as the JSON lines session/transcript.jsonl holds
+  // (that copy is for readers; the box can write the session dir).
+  struct Source {
+    std::string name;
+    agent::TranscriptFormat format;
+    fs::path file;
+    bool json_lines = false;
+  };
+  std::vector<Source> sources;
   std::string kind = agent_.name();
+  fs::path log = id_.paths.dir / CasePaths::kAgentLog;
   if (kind == "opencode" || kind == "claude" || kind == "codex") {
-    sources.emplace_back("session/transcript.jsonl", kind == "opencode" ? agent::TranscriptFormat::kOpencode
-                                                     : kind == "claude" ? agent::TranscriptFormat::kClaude
-                                                                        : agent::TranscriptFormat::kCodex);
+    sources.push_back({"session/transcript.jsonl",
+                       kind == "opencode" ? agent::TranscriptFormat::kOpencode
+                       : kind == "claude" ? agent::TranscriptFormat::kClaude
+                                          : agent::TranscriptFormat::kCodex,
+                       log, true});
   } else if (kind == "command") {
-    sources.emplace_back(std::string(CasePaths::kAgentLog), agent::TranscriptFormat::kText);
+    sources.push_back({std::string(CasePaths::kAgentLog), agent::TranscriptFormat::kText, log});
   }
   std::error_code ec;
   if (kind == "opencode" && fs::is_directory(id_.paths.dir / "session", ec)) {
     for (const auto& entry : fs::directory_iterator(id_.paths.dir / "session", ec)) {
       std::string name = entry.path().filename().string();
-      if (name.starts_with("opencode-export-") && name.ends_with(".json"))
-        sources.emplace_back("session/" + name, agent::TranscriptFormat::kOpencodeExport);
+      // The session dir is the box's: a link there is never followed.
+      if (name.starts_with("opencode-export-") && name.ends_with(".json") && entry.is_regular_file(ec) &&
+          !entry.is_symlink(ec))
+        sources.push_back({"session/" + name, agent::TranscriptFormat::kOpencodeExport, entry.path()});
     }
   }
   generation_.transcript_flags.clear();
-  for (const auto& [file, format] : sources) {
-    auto text = util::read_file(id_.paths.dir / file);
+  for (const Source& source : sources) {
+    auto text = util::read_file(source.file);
     if (!text) continue;
-    auto flags = agent::scan_actions(agent::read_actions(*text, format), context, file);
+    if (source.json_lines) *text = agent::json_lines(*text);
+    auto flags = agent::scan_actions(agent::read_actions(*text, source.format), context, source.name);
     generation_.transcript_flags.insert(generation_.transcript_flags.end(), flags.begin(), flags.end());
   }
 }

@@ -14,6 +14,7 @@
 #include "util/fake_process_runner.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
+#include "worker/probe.h"
 
 namespace kgym::run::sched_test {
 
@@ -60,6 +61,7 @@ class SchedulerTest : public ::testing::Test {
     options_.run_dir = root_ / "run";
     options_.kgym_argv0 = {"kgym"};
     options_.worker_script = root_ / "worker.py";
+    EXPECT_TRUE(verify::write_worker_script(options_.worker_script));  // the probe checks it is intact
     options_.python = "python3";
   }
 

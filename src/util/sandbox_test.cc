@@ -2,7 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+
+#include "util/fs.h"
+#include "util/spawn.h"
+#include "util/temp_dir.h"
 
 namespace kgym::util {
 namespace {
@@ -47,6 +56,9 @@ TEST(Sandbox, BwrapMountsInOrderAndCutsTheNetwork) {
                                 "1777",
                                 "--tmpfs",
                                 "/tmp",
+                                "--ro-bind",
+                                box_launcher().value_or("kgym-box").string(),
+                                "/tmp/.kgym-box",
                                 "--tmpfs",
                                 "/data",
                                 "--ro-bind-try",
@@ -68,6 +80,9 @@ TEST(Sandbox, BwrapMountsInOrderAndCutsTheNetwork) {
                                 "--unshare-net",
                                 "--chdir",
                                 "/tmp/kgym/candidate",
+                                "--",
+                                "/tmp/.kgym-box",
+                                "--die-with-parent",
                                 "--",
                                 "python3"};
   EXPECT_EQ(argv, want);
@@ -118,6 +133,103 @@ TEST(Sandbox, UnknownModeIsRefusedWithTheChoices) {
   ASSERT_FALSE(mode);
   EXPECT_NE(mode.error().find("auto, bwrap, unshare or none"), std::string::npos);
   EXPECT_EQ(resolve_sandbox_mode("none"), SandboxMode::kNone);
+}
+
+TEST(Sandbox, HiddenDirectoriesAreCoveredOuterFirst) {
+  SandboxPolicy p;
+  p.mode = SandboxMode::kBwrap;
+  p.limits.no_core_dumps = false;
+  p.hidden = {"/root/kgym/runs", "/root"};
+  auto argv = sandboxed_argv(p, {"sh"});
+  auto outer = std::find(argv.begin(), argv.end(), "/root");
+  auto inner = std::find(argv.begin(), argv.end(), "/root/kgym/runs");
+  ASSERT_NE(outer, argv.end());
+  ASSERT_NE(inner, argv.end());
+  EXPECT_LT(outer, inner);
+}
+
+TEST(Sandbox, TheBoxDropsToItsUidOnlyAsRoot) {
+  SandboxPolicy p;
+  p.mode = SandboxMode::kUnshare;
+  p.run_as = kBoxUid;
+  auto argv = sandboxed_argv(p, {"sh"});
+  EXPECT_EQ(contains(argv, "--uid"), ::geteuid() == 0);
+  EXPECT_EQ(argv.back(), "sh");
+  EXPECT_EQ(*(argv.end() - 2), "--");
+}
+
+TEST(Sandbox, TheRelayHoldsTheLogOutsideTheBox) {
+  SandboxPolicy p;
+  p.relay_output_bytes = 100;
+  auto argv = sandboxed_argv(p, {"sh"});
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "bash");
+  EXPECT_NE(argv[2].find("head -c 100"), std::string::npos);
+}
+
+TEST(Sandbox, UnreachableNamesTheFirstDirectoryTheUidCannotEnter) {
+  TempDir dir("kgym-reach");
+  ASSERT_TRUE(make_dirs(dir.path() / "a" / "b"));
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod((dir.path() / "a").c_str(), 0700);
+  EXPECT_EQ(unreachable_for(kBoxUid, dir.path() / "a" / "b" / "c"), dir.path() / "a");
+  ::chmod((dir.path() / "a").c_str(), 0711);
+  EXPECT_EQ(unreachable_for(kBoxUid, dir.path() / "a" / "b" / "c"), std::nullopt);
+  std::ofstream(dir.path() / "a" / "b" / "f") << "x";
+  ::chmod((dir.path() / "a" / "b" / "f").c_str(), 0600);
+  EXPECT_EQ(unreachable_for(kBoxUid, dir.path() / "a" / "b" / "f", /*need_read=*/true),
+            dir.path() / "a" / "b" / "f");
+}
+
+// Runs `script` in a real box of `mode`; its output, or nullopt when such
+// a box cannot start here.
+std::optional<std::string> in_box(SandboxMode mode, const std::string& script, bool relay = false) {
+  if (mode == SandboxMode::kBwrap && resolve_sandbox_mode("bwrap") != SandboxMode::kBwrap)
+    return std::nullopt;
+  if (mode == SandboxMode::kUnshare && resolve_sandbox_mode("unshare") != SandboxMode::kUnshare)
+    return std::nullopt;
+  TempDir dir("kgym-box-test");
+  SandboxPolicy p;
+  p.mode = mode;
+  p.run_as = box_uid(true, mode);
+  p.relay_output_bytes = relay ? 4096 : 0;
+  auto log = dir.path() / "out.log";
+  auto pid = spawn_in_new_group(SpawnSpec{
+      .argv = sandboxed_argv(p, {"sh", "-c", script}), .env = environment_with({}), .log_path = log});
+  if (!pid) return std::nullopt;
+  int status = 0;
+  ::waitpid(*pid, &status, 0);
+  return read_file(log).value_or("");
+}
+
+TEST(SandboxBox, NoCapabilityNoNamespaceNoMountNoChroot) {
+  for (SandboxMode mode : {SandboxMode::kBwrap, SandboxMode::kUnshare}) {
+    auto out = in_box(mode,
+                      "grep -E '^Cap(Eff|Prm|Bnd|Amb)|^NoNewPrivs' /proc/self/status; id -u;"
+                      "unshare -Ur true 2>/dev/null && echo ESCAPED-userns;"
+                      "unshare -m true 2>/dev/null && echo ESCAPED-mountns;"
+                      "mount -t tmpfs none /mnt 2>/dev/null && echo ESCAPED-mount;"
+                      "chroot / true 2>/dev/null && echo ESCAPED-chroot; echo end");
+    if (!out) continue;
+    SCOPED_TRACE(std::string(to_string(mode)) + ": " + *out);
+    EXPECT_NE(out->find("CapEff:\t0000000000000000"), std::string::npos);
+    EXPECT_NE(out->find("CapPrm:\t0000000000000000"), std::string::npos);
+    EXPECT_NE(out->find("CapBnd:\t0000000000000000"), std::string::npos);
+    EXPECT_NE(out->find("NoNewPrivs:\t1"), std::string::npos);
+    EXPECT_EQ(out->find("ESCAPED"), std::string::npos);
+    EXPECT_NE(out->find("end"), std::string::npos);
+    if (::geteuid() == 0) EXPECT_NE(out->find("\n65534\n"), std::string::npos);
+  }
+}
+
+TEST(SandboxBox, TheBoxCannotTruncateWhatItPrintedThroughTheRelay) {
+  auto out = in_box(
+      SandboxMode::kBwrap,
+      "echo first; (: >/proc/self/fd/1) 2>/dev/null; truncate -s 0 /proc/self/fd/1 2>/dev/null; echo last",
+      /*relay=*/true);
+  if (!out) GTEST_SKIP() << "bubblewrap cannot run here";
+  EXPECT_NE(out->find("first"), std::string::npos);
+  EXPECT_NE(out->find("last"), std::string::npos);
 }
 
 }  // namespace

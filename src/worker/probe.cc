@@ -76,6 +76,22 @@ std::expected<void, std::string> write_worker_script(const std::filesystem::path
   return {};
 }
 
+std::expected<void, std::string> check_worker_script(const std::filesystem::path& path) {
+  for (const WorkerFile& file : worker_files()) {
+    std::filesystem::path target =
+        file.name == worker_files().front().name ? path : path.parent_path() / file.name;
+    std::error_code ec;
+    auto text = util::read_file(target);
+    if (std::filesystem::is_symlink(target, ec) || !text || *text != file.source) {
+      return std::unexpected(fmt::format(
+          "{} is not the worker kgym wrote at the start of the run (changed, replaced or gone): nothing "
+          "runs it; look at who can write {}",
+          target.string(), target.parent_path().string()));
+    }
+  }
+  return {};
+}
+
 std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& out_json) {
   auto text = util::read_file(out_json);
   if (!text) return std::unexpected(text.error());

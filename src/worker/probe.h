@@ -67,6 +67,11 @@ std::vector<std::string> problem_arguments(std::string_view op, const std::files
 // (mode 0444). Returns an error message on failure.
 std::expected<void, std::string> write_worker_script(const std::filesystem::path& path);
 
+// Whether the worker at `path` and its modules are byte for byte the
+// embedded ones (and none is a link): checked before kgym runs a copy it
+// wrote earlier in the run. The error names the file.
+std::expected<void, std::string> check_worker_script(const std::filesystem::path& path);
+
 // Parses the probe document; on a worker-side error returns its message
 // (e.g. "problem defines no class Model").
 std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& out_json);
