@@ -30,6 +30,9 @@ struct AgentTask {
   std::filesystem::path prompt_file;
   std::filesystem::path spec_file;
   std::string device;  // leased device, "" when the agent holds none
+  // The agent runs in kgym's box (sandbox.mode is not none), which allows
+  // no namespaces of its own: a CLI's own sandbox is then turned off.
+  bool in_kgym_box = false;
 };
 
 // What the scheduler must do to generate: nothing more (process empty) or run

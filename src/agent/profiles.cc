@@ -177,11 +177,14 @@ class CodexAgent final : public ProfileAgent {
 
  protected:
   Usage parse(std::string_view log) const override { return parse_codex_stream(log); }
-  std::vector<std::string> flags(const AgentTask&) const override {
-    // The work dir is not a git repository; the workspace-write sandbox lets
-    // it edit files there and run commands (exec mode never asks for approval).
-    std::vector<std::string> argv{config().binary,         "exec",      "--json",
-                                  "--skip-git-repo-check", "--sandbox", "workspace-write"};
+  std::vector<std::string> flags(const AgentTask& task) const override {
+    // The work dir is not a git repository. In kgym's box Codex's own sandbox
+    // (namespaces of its own, which the box refuses) is off: the box is the
+    // sandbox. Without one, the workspace-write sandbox lets it edit files
+    // in the work dir and run commands. Exec mode never asks for approval.
+    std::vector<std::string> argv{
+        config().binary,         "exec",      "--json",
+        "--skip-git-repo-check", "--sandbox", task.in_kgym_box ? "danger-full-access" : "workspace-write"};
     if (config().model) argv.insert(argv.end(), {"--model", *config().model});
     return argv;
   }

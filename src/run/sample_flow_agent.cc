@@ -30,7 +30,8 @@ agent::AgentTask SampleFlow::agent_task(const std::filesystem::path& prompt_file
           id_.work,
           prompt_file,
           id_.work / CasePaths::kSpec,
-          device};
+          device,
+          options_.sandbox_mode != util::SandboxMode::kNone};
 }
 
 Step SampleFlow::launch_agent(const std::filesystem::path& prompt_file) {
@@ -52,6 +53,28 @@ Step SampleFlow::launch_agent(const std::filesystem::path& prompt_file) {
   launched_ = launch->process->argv.front();
   return step;
 }
+
+namespace {
+
+// Makes `dir` below `home` (the box's own directory), removing on the way
+// whatever is not a directory: a link the box left there is never followed.
+bool own_dirs_below(const std::filesystem::path& home, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  auto relative = dir.lexically_relative(home);
+  if (relative.empty() || *relative.begin() == "..") return false;
+  fs::path walked = home;
+  std::error_code ec;
+  for (const auto& part : relative) {
+    walked /= part;
+    auto status = fs::symlink_status(walked, ec);
+    if (!ec && status.type() == fs::file_type::directory) continue;
+    if (!ec) fs::remove(walked, ec);
+    if (!fs::create_directory(walked, ec) || ec) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 // The agent's box. A command gate runs a program the agent may have written,
 // so it gets the same box, without network. Both run without capabilities,
@@ -130,8 +153,14 @@ std::expected<util::ProcessSpec, std::string> SampleFlow::sandboxed(const util::
         if (ec || ::chown(copy.c_str(), *policy.run_as, *policy.run_as) != 0 ||
             ::chmod(copy.c_str(), 0400) != 0)
           return std::unexpected(fmt::format("cannot give the box its copy of {}", host.string()));
+        if (own_dirs_below(home, inside.parent_path())) (void)util::hand_over(home, *policy.run_as);
         policy.read_only_over_writable.emplace_back(copy, inside);
         continue;
+      }
+      // Where a file is shown inside the home, the directories on its way
+      // are the box's (bwrap would make them as root, 0700).
+      if (policy.run_as && !inside.empty() && inside.parent_path() != home) {
+        if (own_dirs_below(home, inside.parent_path())) (void)util::hand_over(home, *policy.run_as);
       }
       policy.read_only_over_writable.emplace_back(host, inside);
     }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -88,20 +89,39 @@ std::vector<std::string> bwrap_prefix(const SandboxPolicy& p, const std::filesys
   // covered again after its parent's tmpfs.
   std::vector<std::filesystem::path> hidden = p.hidden;
   std::ranges::stable_sort(hidden, {}, [](const auto& dir) { return std::distance(dir.begin(), dir.end()); });
+  // bwrap makes the directories a mount point needs inside a tmpfs with mode
+  // 0700, as root: a box of another uid could not pass them. They are made
+  // first, 0755, when the box changes its uid.
+  std::vector<std::filesystem::path> tmpfs_roots{"/tmp"};
+  std::set<std::filesystem::path> made;
+  bool other_uid = p.run_as && ::geteuid() == 0;
+  auto parents = [&](const std::filesystem::path& dest) {
+    if (!other_uid) return;
+    std::filesystem::path walked;
+    for (const auto& part : dest.parent_path()) {
+      walked /= part;
+      bool below_tmpfs = std::ranges::any_of(tmpfs_roots, [&](const auto& root) {
+        auto relative = walked.lexically_relative(root);
+        return !relative.empty() && relative != "." && *relative.begin() != "..";
+      });
+      if (below_tmpfs && made.insert(walked).second) add(out, {"--perms", "0755", "--dir", walked.string()});
+    }
+  };
+  auto bind = [&](const char* how, const std::filesystem::path& host, const std::filesystem::path& inside) {
+    const std::filesystem::path& dest = inside.empty() ? host : inside;
+    parents(dest);
+    add(out, {how, host.string(), dest.string()});
+  };
   for (const auto& dir : hidden) {
     if (dir.empty() || dir == "/" || dir == "/tmp") continue;
+    parents(dir);
     add(out, {"--tmpfs", dir.string()});
+    tmpfs_roots.push_back(dir);
   }
-  for (const auto& dir : p.read_only) add(out, {"--ro-bind-try", dir.string(), dir.string()});
-  for (const auto& [host, inside] : p.read_only_at) {
-    add(out, {"--ro-bind", host.string(), (inside.empty() ? host : inside).string()});
-  }
-  for (const auto& [host, inside] : p.writable) {
-    add(out, {"--bind", host.string(), (inside.empty() ? host : inside).string()});
-  }
-  for (const auto& [host, inside] : p.read_only_over_writable) {
-    add(out, {"--ro-bind", host.string(), (inside.empty() ? host : inside).string()});
-  }
+  for (const auto& path : p.read_only) bind("--ro-bind-try", path, path);
+  for (const auto& [host, inside] : p.read_only_at) bind("--ro-bind", host, inside);
+  for (const auto& [host, inside] : p.writable) bind("--bind", host, inside);
+  for (const auto& [host, inside] : p.read_only_over_writable) bind("--ro-bind", host, inside);
   add(out, {"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"});
   if (!p.network) out.push_back("--unshare-net");
   if (!p.cwd.empty()) add(out, {"--chdir", p.cwd.string()});
