@@ -23,6 +23,7 @@
 #include "util/clock.h"
 #include "util/file_lock.h"
 #include "util/fs.h"
+#include "worker/compile_cache.h"
 #include "util/json_text.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
@@ -172,6 +173,9 @@ std::vector<std::filesystem::path> hidden_from_agent(const Config& config,
     auto binary = std::filesystem::canonical(kgym_argv0.front(), ec);
     if (!ec) hidden.push_back(binary.parent_path());
   }
+  // Other candidates' builds and compiler caches (docs/build.md).
+  hidden.push_back(verify::build_cache_root());
+  hidden.push_back(verify::ccache_cache_root());
   return hidden;
 }
 

@@ -186,6 +186,19 @@ std::expected<OpenedBundle, std::string> open_bundle(const fs::path& file, const
   if (bundle.dir->path().empty())
     return fail("cannot create a temporary directory in " + fs::temp_directory_path().string());
   if (auto ok = extract(*entries, bundle.dir->path()); !ok) return fail(ok.error());
+  // The reference of a bundle runs as the unprivileged uid (VerifyRequest::
+  // untrusted_problem): it must be able to read what was extracted.
+  ec.clear();
+  fs::permissions(bundle.dir->path(), fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add,
+                  ec);
+  for (auto it = fs::recursive_directory_iterator(bundle.dir->path(), ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_symlink()) continue;
+    fs::permissions(
+        it->path(),
+        it->is_directory() ? fs::perms::others_read | fs::perms::others_exec : fs::perms::others_read,
+        fs::perm_options::add, ec);
+  }
   req.problem = bundle.dir->path() / req.problem;
   req.candidate = bundle.dir->path() / req.candidate;
   if (auto recorded = recorded_request.find("device");

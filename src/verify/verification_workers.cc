@@ -12,6 +12,7 @@
 
 #include "core/backend.h"
 #include "util/fs.h"
+#include "util/sandbox.h"
 #include "verify/verification.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/python_env.h"
@@ -44,20 +45,12 @@ fs::path Verification::candidate_view(const fs::path& host) const {
 
 std::vector<std::string> Verification::serve_args(Role role, const fs::path& scratch, int threads) const {
   bool candidate = is_candidate(role) && !req_.candidate_is_reference;
-  return {"serve",
-          "--role",
-          candidate ? "candidate" : "reference",
-          "--backend",
-          // Without a device the candidate only builds, on the host.
-          req_.build_only || building_ ? std::string("cpu") : std::string(backend_of(req_.config).worker_name()),
-          "--threads",
-          std::to_string(threads),
-          "--cores",
-          req_.device,
-          "--scratch",
-          scratch.string(),
-          "--compile-cache",
-          req_.config.compile_cache ? "on" : "off"};
+  return {
+      "serve", "--role", candidate ? "candidate" : "reference", "--backend",
+      // Without a device the candidate only builds, on the host.
+      req_.build_only || building_ ? std::string("cpu") : std::string(backend_of(req_.config).worker_name()),
+      "--threads", std::to_string(threads), "--cores", req_.device, "--scratch", scratch.string(),
+      "--compile-cache", req_.config.compile_cache ? "on" : "off"};
 }
 
 std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
@@ -148,6 +141,35 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
   auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> worker_env = environment_with(env_overrides);
+  // A bundle's problem is untrusted code: its reference runs boxed like a
+  // candidate (uid 65534, no capabilities, seccomp, no network; under
+  // bubblewrap it sees the scratch dir and the problem read-only and writes
+  // only its own dir), docs/repro.md.
+  if (!boxed && req_.untrusted_problem) {
+    util::SandboxPolicy policy;
+    policy.mode = resolved_mode(req_.sandbox.mode);
+    if (policy.mode == util::SandboxMode::kNone) policy.mode = util::SandboxMode::kUnshare;
+    policy.run_as = util::box_uid(true, policy.mode);
+    policy.limits.no_core_dumps = true;
+    (void)util::make_dirs(dir);
+    if (policy.run_as) (void)util::hand_over(dir, *policy.run_as);
+    if (policy.mode == util::SandboxMode::kBwrap) {
+      policy.hidden = req_.sandbox_hidden;
+      policy.read_only = {req_.scratch_dir, req_.problem.parent_path()};
+      policy.writable.emplace_back(dir, fs::path());
+      if (policy.run_as) {
+        for (const fs::path& path : {req_.scratch_dir, req_.problem.parent_path()}) {
+          if (auto blocked = util::unreachable_for(*policy.run_as, path); blocked && *blocked != "/")
+            policy.hidden.push_back(*blocked);
+        }
+      }
+      policy.cwd = dir;
+    }
+    argv = util::sandboxed_argv(policy, argv);
+    std::vector<std::string> boxed_env = env_overrides;
+    boxed_env.push_back("HOME=" + dir.string());
+    worker_env = environment_with(boxed_env);
+  }
   if (boxed) {
     std::vector<std::string> boxed_env = env_overrides;
     boxed_env.insert(boxed_env.end(), box_.env.begin(), box_.env.end());

@@ -56,6 +56,11 @@ struct VerifyRequest {
   // itself; a baseline run's candidate, agent.kind: reference). No static
   // checks; the result is marked `baseline`.
   bool candidate_is_reference = false;
+  // The problem file is not the dataset's own but came with untrusted data
+  // (a reproduction bundle): the reference workers then run as the
+  // candidate's uid, without capabilities, in PID and network namespaces
+  // (kgym-box under unshare). Not part of the JSON form.
+  bool untrusted_problem = false;
   // No device of the backend here, but an interpreter that can build for it
   // (a CUDA build of torch with nvcc): the candidate is checked statically
   // and built, and the verification ends as device_unavailable with this
