@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: e2e torch
 # The build stage's compile caches (docs/build.md "The compile caches").
 # No box writes a cache another candidate's build reads: two exploits
 # (tests/exploits/cache/) build first, one planting a ccache.conf with a
