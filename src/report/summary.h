@@ -101,7 +101,7 @@ struct CaseRow {
   std::optional<std::string> cheat_rule;  // the rule that fired, for fail_cheat
   // Rule ids of the flags the agent's transcript raised (one per flag).
   std::vector<std::string> transcript_flags;
-  std::optional<double> speedup;          // median, reference / candidate
+  std::optional<double> speedup;  // median, reference / candidate
   std::optional<Interval> speedup_ci95;
   std::optional<double> reference_ms;
   std::optional<double> candidate_ms;
@@ -194,8 +194,8 @@ struct Summary {
   // many cases raised any (docs/anti-cheat.md "Transcripts").
   std::map<std::string, int> transcript_flags;
   int transcript_flagged_cases = 0;
-  std::map<std::string, int> timing_flags;    // performance flag -> cases that raised it
-  std::optional<PassAtK> pass_at_k;           // nullopt when no case has samples
+  std::map<std::string, int> timing_flags;  // performance flag -> cases that raised it
+  std::optional<PassAtK> pass_at_k;         // nullopt when no case has samples
   // Baseline cases are listed in `cases` but counted only here, not in
   // `total`, the levels, fast_p or the geomean.
   std::optional<BaselineSummary> baseline;

@@ -129,9 +129,10 @@ void append_versus(std::string& md, const Summary& s) {
   for (const VersusSummary& v : s.versus) {
     std::string name = v.baseline == "compile" ? "the reference through torch.compile" : v.baseline;
     md += fmt::format("### Against {}\n\n", name);
-    md += fmt::format("Geomean speedup: {}. {} passing case{} timed against it, {} where it was unavailable.\n\n",
-                      geomean_text(v.geomean.value, v.geomean.ci95, v.geomean.cases), v.timed,
-                      v.timed == 1 ? "" : "s", v.unavailable);
+    md += fmt::format(
+        "Geomean speedup: {}. {} passing case{} timed against it, {} where it was unavailable.\n\n",
+        geomean_text(v.geomean.value, v.geomean.ci95, v.geomean.cases), v.timed, v.timed == 1 ? "" : "s",
+        v.unavailable);
     if (s.device_selected == 0 && s.host_interpreter) return;  // nothing measured on a device
     md += "| p | Faster than p [95% CI of the rate] | Median above p |\n|---:|---:|---:|\n";
     for (const FastP& f : v.fast_p) {

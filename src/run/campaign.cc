@@ -23,12 +23,12 @@
 #include "util/clock.h"
 #include "util/file_lock.h"
 #include "util/fs.h"
-#include "worker/compile_cache.h"
 #include "util/json_text.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/child_process.h"
+#include "worker/compile_cache.h"
 #include "worker/probe.h"
 #include "worker/python_env.h"
 

@@ -16,18 +16,18 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "core/backend.h"
+#include "core/config.h"
 #include "core/result.h"
 #include "util/process_runner.h"
 
 namespace kgym::run {
 
 struct GateContext {
-  std::filesystem::path workdir;              // files are relative to this; commands run here
-  std::filesystem::path problem;              // the case's problem file (static checks read its dtypes)
+  std::filesystem::path workdir;                   // files are relative to this; commands run here
+  std::filesystem::path problem;                   // the case's problem file (static checks read its dtypes)
   const Backend* backend = &backend_named("cpu");  // verifier.backend by its execution
-  std::map<std::string, std::string> values;  // {placeholders} for command argv
+  std::map<std::string, std::string> values;       // {placeholders} for command argv
 };
 
 // One gate that is not a command (a command gate gives a failed result

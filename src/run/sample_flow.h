@@ -50,9 +50,9 @@ std::string_view to_string(Phase phase);
 // What every sample of a run shares.
 struct FlowOptions {
   std::filesystem::path run_dir;
-  std::vector<std::string> kgym_argv0;  // how to re-run this binary: {"/path/kgym"}
-  std::filesystem::path worker_script;  // the Python worker, written for this run
-  std::string python;                   // resolved interpreter
+  std::vector<std::string> kgym_argv0;     // how to re-run this binary: {"/path/kgym"}
+  std::filesystem::path worker_script;     // the Python worker, written for this run
+  std::string python;                      // resolved interpreter
   std::string torch_version, torch_build;  // its torch, for results no reference worker reported on
   std::uint64_t run_seed = 0;
   std::optional<std::string> agent_version;  // `<agent CLI> --version`, recorded per case

@@ -285,7 +285,8 @@ TEST_F(SampleFlowTest, ResumeFromTheFilesOnDisk) {
 // A candidate that does not build ends with the build's verdict and never
 // asks for a device.
 TEST_F(SampleFlowTest, AFailedBuildEndsTheSampleWithoutADevice) {
-  Step step = build_ends(probe_succeeds(std::get<Launch>(flow().start(std::nullopt))), Verdict::kCompileError);
+  Step step =
+      build_ends(probe_succeeds(std::get<Launch>(flow().start(std::nullopt))), Verdict::kCompileError);
   ASSERT_TRUE(std::holds_alternative<Finished>(step));
   const CaseResult& r = std::get<Finished>(step).result;
   EXPECT_EQ(r.verdict, Verdict::kCompileError);

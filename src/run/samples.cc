@@ -11,11 +11,11 @@ namespace {
 
 // Lower ranks are reported first when no sample passed.
 int failure_rank(Verdict v) {
-  constexpr std::array kOrder = {
-      Verdict::kFailCheat,        Verdict::kFailCorrectness, Verdict::kRuntimeError,
-      Verdict::kCompileError,     Verdict::kTimeout,         Verdict::kCrash,
-      Verdict::kGenerationFailed, Verdict::kReferenceError,  Verdict::kDeviceUnavailable,
-      Verdict::kHarnessError};
+  constexpr std::array kOrder = {Verdict::kFailCheat,         Verdict::kFailCorrectness,
+                                 Verdict::kRuntimeError,      Verdict::kCompileError,
+                                 Verdict::kTimeout,           Verdict::kCrash,
+                                 Verdict::kGenerationFailed,  Verdict::kReferenceError,
+                                 Verdict::kDeviceUnavailable, Verdict::kHarnessError};
   for (std::size_t i = 0; i < kOrder.size(); ++i) {
     if (kOrder[i] == v) return static_cast<int>(i);
   }

@@ -66,7 +66,7 @@ class Scheduler {
     bool running = false;        // a child of its flow is live
     bool waiting_device = false;
     bool waiting_build = false;
-    std::optional<int> build_core;  // held while its build runs
+    std::optional<int> build_core;             // held while its build runs
     std::optional<util::SteadyTime> deadline;  // of the running child
     bool deadline_hit = false;
     std::optional<std::size_t> device;  // leased for verification, or from before generation
@@ -120,7 +120,7 @@ class Scheduler {
   StateStore& store_;
   DevicePool devices_;
   BuildSlots builds_;
-  std::string host_cpus_;  // where agents and probes run ("" = anywhere)
+  std::string host_cpus_;         // where agents and probes run ("" = anywhere)
   std::vector<Sample> samples_;   // runner ids are indices into it
   std::vector<CaseEntry> cases_;  // one per case, in case order
   std::set<std::size_t> live_;    // samples started and not done (at most `concurrency`)

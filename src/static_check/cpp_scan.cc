@@ -92,17 +92,35 @@ const std::set<std::string, std::less<>> kReducedPrecision = {
 
 // Last components of names that read the dispatcher's modes, the
 // profiler's state, or that reach the interpreter from C++.
-const std::set<std::string, std::less<>> kIntrospection = {
-    "TorchDispatchModeTLS",     "dispatch_mode_enabled",       "tls_is_dispatch_key_included",
-    "tls_is_dispatch_key_excluded", "tls_local_dispatch_key_set", "PythonTorchFunctionTLS",
-    "torch_function_mode_enabled", "PythonDispatcherTLS",       "profilerEnabled",
-    "isRecordFunctionEnabled",  "hasCallbacks",                "hasGlobalCallbacks",
-    "hasThreadLocalCallbacks",  "getProfilerConfig",           "isProfilerEnabledInMainThread",
-    "PyImport_ImportModule",    "PyImport_Import",             "PyImport_AddModule",
-    "PyImport_GetModuleDict",   "PyObject_SetAttr",            "PyObject_SetAttrString",
-    "PyObject_GenericSetAttr",  "PyEval_SetProfile",           "PyEval_SetTrace",
-    "PyEval_GetFrame",          "PySys_GetObject",             "PySys_SetObject",
-    "PyEval_GetGlobals",        "PyEval_GetBuiltins"};
+const std::set<std::string, std::less<>> kIntrospection = {"TorchDispatchModeTLS",
+                                                           "dispatch_mode_enabled",
+                                                           "tls_is_dispatch_key_included",
+                                                           "tls_is_dispatch_key_excluded",
+                                                           "tls_local_dispatch_key_set",
+                                                           "PythonTorchFunctionTLS",
+                                                           "torch_function_mode_enabled",
+                                                           "PythonDispatcherTLS",
+                                                           "profilerEnabled",
+                                                           "isRecordFunctionEnabled",
+                                                           "hasCallbacks",
+                                                           "hasGlobalCallbacks",
+                                                           "hasThreadLocalCallbacks",
+                                                           "getProfilerConfig",
+                                                           "isProfilerEnabledInMainThread",
+                                                           "PyImport_ImportModule",
+                                                           "PyImport_Import",
+                                                           "PyImport_AddModule",
+                                                           "PyImport_GetModuleDict",
+                                                           "PyObject_SetAttr",
+                                                           "PyObject_SetAttrString",
+                                                           "PyObject_GenericSetAttr",
+                                                           "PyEval_SetProfile",
+                                                           "PyEval_SetTrace",
+                                                           "PyEval_GetFrame",
+                                                           "PySys_GetObject",
+                                                           "PySys_SetObject",
+                                                           "PyEval_GetGlobals",
+                                                           "PyEval_GetBuiltins"};
 
 const std::set<std::string, std::less<>> kNotFunctions = {"if",
                                                           "for",
@@ -330,11 +348,11 @@ CppScan scan_cpp(std::string_view source) {
     if (w.text == "__global__") scan.has_cuda_kernel = true;
     if (auto last = split_qualified(w.text); !last.empty() && !w.method) {
       const std::string& name = last.back();
-      if (name.starts_with("cudaStreamCreate") || name == "getStreamFromPool" || name == "getStreamFromExternal" ||
-          name == "cudaStreamPerThread" || name == "cudaStreamNonBlocking")
+      if (name.starts_with("cudaStreamCreate") || name == "getStreamFromPool" ||
+          name == "getStreamFromExternal" || name == "cudaStreamPerThread" || name == "cudaStreamNonBlocking")
         scan.side_streams.push_back({w.text, w.line});
-      if (name == "cudaStreamSynchronize" || name == "cudaDeviceSynchronize" || name == "cudaEventSynchronize" ||
-          name == "cudaStreamWaitEvent")
+      if (name == "cudaStreamSynchronize" || name == "cudaDeviceSynchronize" ||
+          name == "cudaEventSynchronize" || name == "cudaStreamWaitEvent")
         scan.synchronizes = true;
     }
     if (w.method && (w.text == "synchronize" || w.text == "wait_stream")) scan.synchronizes = true;

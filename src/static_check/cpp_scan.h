@@ -28,9 +28,9 @@ struct CppScan {
   // Streams other than the current one: cudaStreamCreate*, getStreamFromPool,
   // cudaStreamPerThread, ... Work launched there is not in the timer's stream.
   std::vector<CppHit> side_streams;
-  bool synchronizes = false;              // cudaStreamSynchronize, cudaDeviceSynchronize, ...
-  bool has_function_body = false;         // some function (not a macro block) has a statement
-  bool has_cuda_kernel = false;           // a __global__ function
+  bool synchronizes = false;       // cudaStreamSynchronize, cudaDeviceSynchronize, ...
+  bool has_function_body = false;  // some function (not a macro block) has a statement
+  bool has_cuda_kernel = false;    // a __global__ function
 };
 
 // Replaces comments and the contents of string/char literals by spaces,
