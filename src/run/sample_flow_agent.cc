@@ -167,18 +167,7 @@ std::expected<util::ProcessSpec, std::string> SampleFlow::sandboxed(const util::
     // A directory the box's uid may not enter on the way to what it is
     // given (/root, 0700, above a run dir) is covered by an empty one, and
     // what the box is given below it is bound again.
-    if (policy.run_as) {
-      std::vector<fs::path> needed;
-      for (const auto& [host, inside] : policy.writable) needed.push_back(host);
-      for (const auto& path : policy.read_only) needed.push_back(path);
-      for (const auto& [host, inside] : policy.read_only_over_writable) needed.push_back(host);
-      for (const fs::path& path : needed) {
-        auto blocked = util::unreachable_for(*policy.run_as, path);
-        if (blocked && *blocked != blocked->root_path() &&
-            std::ranges::find(policy.hidden, *blocked) == policy.hidden.end())
-          policy.hidden.push_back(*blocked);
-      }
-    }
+    util::cover_unreachable(policy);
     policy.cwd = spec.cwd;
   } else if (policy.run_as) {
     // Without bubblewrap the box sees the host's directories as they are.

@@ -191,6 +191,19 @@ std::expected<void, std::string> hand_over(const std::filesystem::path& dir, uid
   return {};
 }
 
+void cover_unreachable(SandboxPolicy& policy) {
+  if (!policy.run_as || policy.mode != SandboxMode::kBwrap) return;
+  std::vector<std::filesystem::path> needed = policy.read_only;
+  for (const auto& [host, inside] : policy.writable) needed.push_back(host);
+  for (const auto& [host, inside] : policy.read_only_over_writable) needed.push_back(host);
+  for (const auto& path : needed) {
+    auto blocked = unreachable_for(*policy.run_as, path);
+    if (blocked && *blocked != blocked->root_path() &&
+        std::ranges::find(policy.hidden, *blocked) == policy.hidden.end())
+      policy.hidden.push_back(*blocked);
+  }
+}
+
 std::optional<std::filesystem::path> unreachable_for(uid_t uid, const std::filesystem::path& path,
                                                      bool need_read) {
   namespace fs = std::filesystem;

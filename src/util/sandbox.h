@@ -76,6 +76,12 @@ struct SandboxPolicy {
 // the one of the build tree kgym was built in; an error names what is missing.
 std::expected<std::filesystem::path, std::string> box_launcher();
 
+// Under bubblewrap with `run_as`: every directory the uid may not enter on
+// the way to what the policy gives the box (writable, read-only, the files
+// over them) is added to `hidden` — an empty tmpfs in the box — so that what
+// lies below it is reached through the binds made again after it.
+void cover_unreachable(SandboxPolicy& policy);
+
 // Which confinement `requested` ("auto", "bwrap", "unshare", "none") gives on
 // this machine: "auto" takes bwrap when it works, else unshare when it
 // works, else none. An explicit mode that does not work is an error naming

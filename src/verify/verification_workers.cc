@@ -157,12 +157,7 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
       policy.hidden = req_.sandbox_hidden;
       policy.read_only = {req_.scratch_dir, req_.problem.parent_path()};
       policy.writable.emplace_back(dir, fs::path());
-      if (policy.run_as) {
-        for (const fs::path& path : {req_.scratch_dir, req_.problem.parent_path()}) {
-          if (auto blocked = util::unreachable_for(*policy.run_as, path); blocked && *blocked != "/")
-            policy.hidden.push_back(*blocked);
-        }
-      }
+      util::cover_unreachable(policy);
       policy.cwd = dir;
     }
     argv = util::sandboxed_argv(policy, argv);

@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uid_t kUnprivilegedUid = 65534;  // nobody / nogroup on Debian
+constexpr uid_t kUnprivilegedUid = util::kBoxUid;
 const fs::path kScratchInside = "/tmp/kgym";
 const fs::path kCacheInside = "/tmp/kgym-ccache";
 const fs::path kWorkerInside = "/tmp/kgym-worker";
@@ -29,7 +29,6 @@ std::optional<std::uint64_t> positive(long long n) {
   if (n <= 0) return std::nullopt;
   return static_cast<std::uint64_t>(n);
 }
-
 
 // Hands `dir` (not what is above it) to the unprivileged uid.
 std::expected<void, std::string> give_to(const fs::path& dir, uid_t uid) {
@@ -72,11 +71,11 @@ fs::path kgym_cache_root() {
 }
 
 std::optional<uid_t> candidate_uid(const SandboxConfig& config, util::SandboxMode mode) {
-  if (config.drop_privileges && ::geteuid() == 0 && mode != util::SandboxMode::kNone) return kUnprivilegedUid;
-  return std::nullopt;
+  return util::box_uid(config.drop_privileges, mode);
 }
 
-std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig& config, util::SandboxMode mode,
+std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig& config,
+                                                             util::SandboxMode mode,
                                                              const std::string& python) {
   auto uid = candidate_uid(config, mode);
   if (!uid) return {};
@@ -90,26 +89,21 @@ std::expected<void, std::string> check_interpreter_reachable(const SandboxConfig
         "sandbox.drop_privileges: false",
         *uid, path.string(), what);
   };
-  auto others_may = [&](const fs::path& at, mode_t others_bit, mode_t owner_bit) {
-    struct stat st {};
-    if (::stat(at.c_str(), &st) != 0) return true;  // nothing to judge
-    if (st.st_uid == *uid) return (st.st_mode & owner_bit) != 0;
-    return (st.st_mode & others_bit) != 0;
-  };
-  for (fs::path dir = path.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-    if (!others_may(dir, S_IXOTH, S_IXUSR))
-      return std::unexpected(fix(fmt::format("others may not enter {}", dir.string())));
-  }
+  // The interpreter's directories must be searchable, a venv's pyvenv.cfg readable.
+  if (auto blocked = util::unreachable_for(*uid, path); blocked)
+    return std::unexpected(fix(fmt::format("others may not enter {}", blocked->string())));
   fs::path venv_config = path.parent_path().parent_path() / "pyvenv.cfg";
   std::error_code ec;
-  if (fs::exists(venv_config, ec) && !others_may(venv_config, S_IROTH, S_IRUSR))
+  if (fs::exists(venv_config, ec) && util::unreachable_for(*uid, venv_config, /*need_read=*/true))
     return std::unexpected(fix(fmt::format("others may not read {}", venv_config.string())));
   return {};
 }
 
-std::expected<CandidateBox, std::string> make_warm_candidate_box(
-    const SandboxConfig& config, util::SandboxMode mode, const std::vector<fs::path>& hidden,
-    const fs::path& scratch_root, const fs::path& worker_dir) {
+std::expected<CandidateBox, std::string> make_warm_candidate_box(const SandboxConfig& config,
+                                                                 util::SandboxMode mode,
+                                                                 const std::vector<fs::path>& hidden,
+                                                                 const fs::path& scratch_root,
+                                                                 const fs::path& worker_dir) {
   CandidateBox box;
   util::SandboxPolicy& p = box.policy;
   p = base_policy(config, mode);
