@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels: e2e torch slow
+# labels: e2e slow
 # The default job as a new user runs it: every sample problem with its stored
 # solution, each ending with the verdict the sample set promises.
 source "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels: e2e torch
+# labels: e2e
 # problem.size: a GPU-sized problem (tests/fixtures/problems/gpu_sized_scale.py,
 # a 6 GiB input) is shrunk by `auto` for lint, verify and run, with its
 # relations kept and the sizes recorded; at its written size, under an
