@@ -1,6 +1,6 @@
-"""Problem lint for the kgym worker (`kgym lint`, docs/lint.md): the
-reference alone, run a few times, checked for what makes a problem
-exploitable or unusable. Standard library and torch only."""
+"""Problem lint for the kgym worker (`kgym lint`, docs/anti-cheat.md
+"Problem lint"): the reference alone, run a few times, checked for what
+makes a problem exploitable or unusable. Standard library and torch only."""
 
 import time
 
@@ -9,7 +9,8 @@ from kgym_worker_devices import flatten_outputs, signed_normal_inputs
 
 def lint_problem(problem, seed, tolerance):
     """Runs the reference alone a few times and returns findings that make
-    the problem exploitable or unusable (docs/lint.md), with evidence."""
+    the problem exploitable or unusable (docs/anti-cheat.md "Problem
+    lint"), with evidence."""
     import resource
 
     import torch

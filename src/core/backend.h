@@ -45,7 +45,7 @@ struct Backend {
 
   // What SPEC.md tells the agent its kernel must be.
   std::string_view spec_rules;
-  // How reference and candidate are timed (docs/timing.md).
+  // How reference and candidate are timed (docs/anti-cheat.md "Timing", docs/backends.md).
   std::string_view timing_method;
   // Where its devices are: "all" of a CPU is its cores; CUDA and NPU devices
   // are indices. Device selection for the agent (agent.needs_device) and for

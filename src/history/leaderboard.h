@@ -1,7 +1,7 @@
 #pragma once
 // `kgym leaderboard`: indexed runs grouped by model, agent kind, workflow
 // or configuration, each entry's figures computed only over the cases
-// every entry attempted (docs/history.md "Leaderboard"). Pure reads.
+// every entry attempted (docs/history.md "Commands", `leaderboard`). Pure reads.
 #include <expected>
 #include <optional>
 #include <string>
