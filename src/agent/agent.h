@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agent/transcript.h"
+#include "agent/transcript_scan.h"
 #include "core/config.h"
 #include "core/result.h"
 #include "util/process_runner.h"
@@ -45,6 +46,14 @@ struct AgentLaunch {
 struct GenerationFailure {
   GenerationOutcome outcome;
   std::string reason;
+};
+
+// A file the transcript scan reads (docs/anti-cheat.md "Transcripts").
+struct TranscriptSource {
+  std::string name;  // as the flags name it, relative to the case dir
+  TranscriptFormat format;
+  std::filesystem::path file;
+  bool json_lines = false;  // JSON lines among other output: only they are read
 };
 
 class Agent {
@@ -79,6 +88,9 @@ class Agent {
   // (from agent.log) under <case_dir>/session/ and returns what it reports.
   // nullopt for kinds that print no known stream.
   virtual std::optional<Usage> read_usage(const AgentTask&) const { return std::nullopt; }
+  // What the transcript scan reads after the case's last agent run, from
+  // the case's dir; none for kinds that run no agent (replay, reference).
+  virtual std::vector<TranscriptSource> transcripts(const std::filesystem::path&) const { return {}; }
 };
 
 std::unique_ptr<Agent> make_agent(const AgentConfig& config);

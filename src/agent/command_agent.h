@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agent/agent.h"
+#include "core/case_paths.h"
 
 namespace kgym::agent {
 
@@ -18,6 +19,10 @@ class CommandAgent : public Agent {
   std::filesystem::path workdir(const AgentTask& task) const override;
   std::filesystem::path artifact_dir(const AgentTask& task) const override;
   std::expected<AgentLaunch, GenerationFailure> prepare(const AgentTask& task) const override;
+  // Its output, as kgym's relay wrote it outside the box: agent.log.
+  std::vector<TranscriptSource> transcripts(const std::filesystem::path& case_dir) const override {
+    return {{std::string(CasePaths::kAgentLog), TranscriptFormat::kText, CasePaths{case_dir}.agent_log()}};
+  }
 
  protected:
   // The command line for `task`; `values` are its placeholders.

@@ -57,8 +57,15 @@ class ProfileAgent : public CommandAgent {
     if (!log) return std::nullopt;
     std::filesystem::path session = CasePaths{task.case_dir}.session();
     if (util::make_dirs(session))
-      (void)util::write_file_atomic(session / "transcript.jsonl", json_lines(*log));
+      (void)util::write_file_atomic(CasePaths{task.case_dir}.transcript(), json_lines(*log));
     return parse(*log);
+  }
+
+  // The CLI's event stream, read from agent.log (kgym's relay wrote it
+  // outside the box) as the JSON lines session/transcript.jsonl holds; that
+  // copy is for readers, the box can write the session dir.
+  std::vector<TranscriptSource> transcripts(const std::filesystem::path& case_dir) const override {
+    return {{std::string(CasePaths::kTranscript), format(), CasePaths{case_dir}.agent_log(), true}};
   }
 
   BoxFiles box_files(const std::map<std::string, std::string>& env) const override {
@@ -80,6 +87,7 @@ class ProfileAgent : public CommandAgent {
 
  protected:
   virtual Usage parse(std::string_view log) const = 0;
+  virtual TranscriptFormat format() const = 0;
   // The profile's own flags, before agent.extra_args and the prompt.
   virtual std::vector<std::string> flags(const AgentTask& task) const = 0;
   // The profile's config and credential files for box_files().
@@ -102,6 +110,23 @@ class OpencodeAgent final : public ProfileAgent {
 
  protected:
   Usage parse(std::string_view log) const override { return parse_opencode_stream(log); }
+  TranscriptFormat format() const override { return TranscriptFormat::kOpencode; }
+
+  // Also the sessions the wrapper exported into the session dir, which is
+  // the box's: a link there is never followed.
+  std::vector<TranscriptSource> transcripts(const std::filesystem::path& case_dir) const override {
+    std::vector<TranscriptSource> sources = ProfileAgent::transcripts(case_dir);
+    std::error_code ec;
+    std::filesystem::path session = CasePaths{case_dir}.session();
+    if (!std::filesystem::is_directory(session, ec)) return sources;
+    for (const auto& entry : std::filesystem::directory_iterator(session, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.starts_with("opencode-export-") && name.ends_with(".json") && entry.is_regular_file(ec) &&
+          !entry.is_symlink(ec))
+        sources.push_back({"session/" + name, TranscriptFormat::kOpencodeExport, entry.path()});
+    }
+    return sources;
+  }
 
   // OPENCODE_CONFIG (a custom provider) where it is, and the user's own
   // credentials (`opencode auth login`) and global config at the places the
@@ -154,6 +179,7 @@ class ClaudeAgent final : public ProfileAgent {
 
  protected:
   Usage parse(std::string_view log) const override { return parse_claude_stream(log); }
+  TranscriptFormat format() const override { return TranscriptFormat::kClaude; }
   std::vector<std::string> flags(const AgentTask&) const override {
     // stream-json in print mode needs --verbose; without a person to ask,
     // tool permissions are granted up front (the work dir is the agent's own).
@@ -177,6 +203,7 @@ class CodexAgent final : public ProfileAgent {
 
  protected:
   Usage parse(std::string_view log) const override { return parse_codex_stream(log); }
+  TranscriptFormat format() const override { return TranscriptFormat::kCodex; }
   std::vector<std::string> flags(const AgentTask& task) const override {
     // The work dir is not a git repository. In kgym's box Codex's own sandbox
     // (namespaces of its own, which the box refuses) is off: the box is the

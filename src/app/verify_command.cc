@@ -96,6 +96,16 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
     source.sets = o.sets;
     if (!o.size.empty()) source.sets.push_back("problem.size=" + o.size);
     if (!o.precision.empty()) source.sets.push_back("problem.precision=" + o.precision);
+    // Every flag that names a config key is one more --set, after the
+    // user's: the config is checked once, with all of them applied (the
+    // assignments below then change nothing).
+    if (o.backend) source.sets.push_back("verifier.backend=" + *o.backend);
+    if (!o.execution.empty()) source.sets.push_back("verifier.execution=" + o.execution);
+    if (!o.python.empty()) source.sets.push_back("verifier.python=" + o.python);
+    if (!o.mode.empty()) source.sets.push_back("verifier.mode=" + o.mode);
+    if (o.trials > 0) source.sets.push_back(fmt::format("verifier.trials={}", o.trials));
+    if (o.timeout_s) source.sets.push_back(fmt::format("verifier.timeout_sec={}", *o.timeout_s));
+    if (o.call_timeout_s) source.sets.push_back(fmt::format("verifier.call_timeout_sec={}", *o.call_timeout_s));
     source.overrides = o.overrides;
     auto config = load_config(source);
     if (!config) return std::unexpected(config.error().message);
@@ -302,14 +312,26 @@ Command add_verify_command(CLI::App& root) {
 }
 
 // The build stage of a run's case (docs/build.md), as the event loop starts
-// it off any device lease: `kgym build --request F --json R`.
+// it off any device lease: `kgym build --request F --json R`; or of one
+// candidate given as for `kgym verify`, which fills the compile cache
+// (docs/build.md "The compile caches") for the verifications after it.
 Command add_build_command(CLI::App& root) {
   auto options = std::make_shared<VerifyOptions>();
   options->build_stage = true;
   CLI::App* app = root.add_subcommand("build", "build one candidate's extensions, without a device");
   app->group("");
-  app->add_option("--request", options->request_file, "a VerifyRequest JSON file")->required();
+  app->add_option("--request", options->request_file, "a VerifyRequest JSON file");
+  app->add_option("--problem", options->problem, "the problem file (its init inputs build ModelNew)");
+  app->add_option("--candidate", options->candidate, "the candidate file (defines ModelNew)");
+  app->add_option("--config", options->config_file, "YAML config whose verifier.*, sandbox.* and build.* to use");
+  app->add_option("--set", options->sets, "override a config key, KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--python", options->python, "interpreter that imports torch (default: auto-detect)");
+  app->add_option("--seed", options->seed, "run seed (of the probe that gives the init inputs)");
+  app->add_flag("--skip-static-checks", options->skip_static_checks, "build without the static checks");
   app->add_option("--json", options->json_out, "write the result record to this file");
+  app->add_option("--log", options->log_out, "copy the build's log to this file");
   return Command{app, [options] { return run_verify(*options); }};
 }
 

@@ -15,10 +15,12 @@ namespace kgym {
 
 // The run's own files in RUN_DIR.
 struct RunPaths {
+  static constexpr std::string_view kState = "state.json";
+
   std::filesystem::path dir;
 
   std::filesystem::path run_record() const { return dir / "run.json"; }  // how the run was started
-  std::filesystem::path state() const { return dir / "state.json"; }     // live, for kgym monitor
+  std::filesystem::path state() const { return dir / kState; }           // live, for kgym monitor
   std::filesystem::path events() const { return dir / "events.jsonl"; }  // append-only
   std::filesystem::path summary_json() const { return dir / "summary.json"; }
   std::filesystem::path summary_md() const { return dir / "summary.md"; }
@@ -38,6 +40,10 @@ struct CasePaths {
   static constexpr std::string_view kVerifyLog = "verify.log";
   static constexpr std::string_view kCandidate = "candidate";
   static constexpr std::string_view kReproBundle = "repro.tar.gz";
+  // The agent's transcript, kept by the agent layer (agent/transcripts.h).
+  static constexpr std::string_view kTranscript = "session/transcript.jsonl";
+  // A Slurm task's own live state (the run's is RunPaths::state()).
+  static constexpr std::string_view kState = "state.json";
 
   std::filesystem::path dir;
 
@@ -59,7 +65,8 @@ struct CasePaths {
   std::filesystem::path work() const { return dir / "work"; }           // the agent's, unless agent.work_repo
   std::filesystem::path candidate() const { return dir / kCandidate; }  // the artifacts copied out
   std::filesystem::path agent_log() const { return dir / kAgentLog; }
-  std::filesystem::path session() const { return dir / "session"; }        // the agent's transcript
+  std::filesystem::path session() const { return dir / "session"; }        // the agent's session files
+  std::filesystem::path transcript() const { return dir / kTranscript; }
   std::filesystem::path agent_home() const { return dir / "agent_home"; }  // the agent's private $HOME
   // Copies of host files (CLI credentials) made for the agent's uid, bound
   // read-only into its box; kgym's, never writable from the box.
@@ -86,6 +93,7 @@ struct CasePaths {
   // leaves when it ends (docs/cluster.md).
   std::filesystem::path task_dir() const { return dir / "task"; }
   std::filesystem::path task_exit() const { return task_dir() / "exit.json"; }
+  std::filesystem::path task_state() const { return task_dir() / kState; }
 };
 
 }  // namespace kgym

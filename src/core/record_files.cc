@@ -45,6 +45,20 @@ std::expected<json, std::string> read_run_record(const std::filesystem::path& ru
   return record;
 }
 
+std::expected<CaseResult, std::string> read_result_record(const std::filesystem::path& file) {
+  auto text = util::read_file(file);
+  if (!text) return std::unexpected(text.error());
+  try {
+    return result_from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(fmt::format("not a valid result record: {}", e.what()));
+  }
+}
+
+std::string damaged_result_message(const std::filesystem::path& file, const std::string& problem) {
+  return fmt::format("{}: {}; {}", file.string(), problem, damaged_result_fix(file));
+}
+
 std::string damaged_result_fix(const std::filesystem::path& file) {
   return fmt::format(
       "move it aside (mv {0} {0}.damaged) and `kgym run --resume RUN_DIR` runs its case again, or restore "

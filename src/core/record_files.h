@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/result.h"
+
 namespace kgym {
 
 // run.json's layout (run/campaign.cc writes it); newer ones are refused.
@@ -25,9 +27,17 @@ std::expected<nlohmann::json, std::string> read_run_record(const std::filesystem
 std::string newer_schema_message(const std::filesystem::path& file, const nlohmann::json& record,
                                  int understood);
 
+// A result record read back: a case's result.json, or the build_result.json
+// or verify_result.json a build or a verification left. The error says what
+// is wrong ("not a valid result record: ..."), not which file.
+std::expected<CaseResult, std::string> read_result_record(const std::filesystem::path& file);
+
 // The fix appended after "FILE: <what is wrong>" for a result.json that
 // cannot be read: move it aside, and a resume runs its case again.
 std::string damaged_result_fix(const std::filesystem::path& file);
+
+// "FILE: PROBLEM; FIX": how every command tells of a result.json it cannot use.
+std::string damaged_result_message(const std::filesystem::path& file, const std::string& problem);
 
 // The same for state.json: it is derived, and a resume rebuilds it.
 std::string damaged_state_fix(const std::filesystem::path& run_dir);

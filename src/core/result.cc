@@ -259,7 +259,13 @@ json to_json(const CaseResult& r) {
                       {"seeds", c.seeds},
                       {"distributions", c.distributions},
                       {"skipped", c.skipped},
-                      {"degenerate", optional_json(c.degenerate)}};
+                      {"degenerate", optional_json(c.degenerate)},
+                      {"input_dtypes", c.input_dtypes},
+                      {"outputs", nlohmann::json::array()}};
+  for (const Correctness::Compared& o : c.outputs) {
+    j["correctness"]["outputs"].push_back(
+        {{"dtype", o.dtype}, {"shape", o.shape}, {"atol", o.atol}, {"rtol", o.rtol}});
+  }
   if (r.runtime) {
     j["runtime"] = {{"op_trace_available", r.runtime->available},
                     {"op_trace", r.runtime->ops},
@@ -406,6 +412,13 @@ CaseResult result_from_json(const json& j) {
     r.correctness.distributions = c.value("distributions", std::vector<std::string>{});
     r.correctness.skipped = c.value("skipped", std::vector<std::string>{});
     r.correctness.degenerate = optional_at<std::string>(c, "degenerate");
+    r.correctness.input_dtypes = c.value("input_dtypes", std::vector<std::string>{});
+    if (auto outputs = c.find("outputs"); outputs != c.end() && outputs->is_array()) {
+      for (const auto& o : *outputs) {
+        r.correctness.outputs.push_back({o.value("dtype", ""), o.value("shape", std::vector<std::int64_t>{}),
+                                         o.value("atol", 0.0), o.value("rtol", 0.0)});
+      }
+    }
   }
   if (auto it = j.find("runtime"); it != j.end() && !it->is_null()) {
     RuntimeTrace trace;

@@ -49,6 +49,18 @@ struct Correctness {
   // "zero" or "constant" when the reference output on the given inputs is
   // (nearly) that; such a case is checked with a relative error bound too.
   std::optional<std::string> degenerate;
+  // What was compared, at the default shape: the inputs' dtypes as the
+  // reference and the candidate received them ("float32", "int64"; "-" for
+  // a non-tensor) and, per output, its dtype, shape and the tolerance it
+  // was held to (after the problem.precision cast and the RMS scaling).
+  struct Compared {
+    std::string dtype;
+    std::vector<std::int64_t> shape;
+    double atol = 0;
+    double rtol = 0;
+  };
+  std::vector<std::string> input_dtypes;
+  std::vector<Compared> outputs;
 };
 
 // What the runtime layer saw of the candidate (docs/anti-cheat.md).

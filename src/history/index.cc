@@ -39,7 +39,7 @@ std::string stamp(const fs::path& file, const fs::path& base) {
 
 std::string fingerprint(const fs::path& run_dir) {
   RunPaths paths{run_dir};
-  std::string text = stamp(paths.run_record(), run_dir) + stamp(run_dir / "state.json", run_dir);
+  std::string text = stamp(paths.run_record(), run_dir) + stamp(paths.state(), run_dir);
   std::vector<std::string> parts;
   std::error_code ec;
   fs::path cases = CasePaths::cases_dir(run_dir);
@@ -189,8 +189,8 @@ std::expected<IndexedRun, std::string> index_run(Database& db, const fs::path& d
     // file is repaired): it is not indexed until every result reads.
     std::vector<std::string> damaged;
     for (const report::LoadError& e : loaded.errors) {
-      if (e.path.filename() == "result.json")
-        damaged.push_back(fmt::format("{}: {}; {}", e.path.string(), e.message, damaged_result_fix(e.path)));
+      if (e.path.filename() == CasePaths::kResult)
+        damaged.push_back(damaged_result_message(e.path, e.message));
       else if (e.path != CasePaths::cases_dir(run_dir))
         out.skipped.push_back(fmt::format("{}: {}", e.path.string(), e.message));
     }

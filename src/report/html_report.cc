@@ -330,7 +330,7 @@ std::map<std::string, std::vector<CaseFile>> find_case_files(const fs::path& run
       {"SPEC.md", std::string(CasePaths::kSpec)},
       {"prompt", std::string(CasePaths::kPrompt)},
       {"agent log", std::string(CasePaths::kAgentLog)},
-      {"transcript", "session/transcript.jsonl"},
+      {"transcript", std::string(CasePaths::kTranscript)},
       {"candidate", std::string(CasePaths::kCandidate) + "/model_new.py"},
       {"generation", std::string(CasePaths::kGeneration)},
       {"verify log", std::string(CasePaths::kVerifyLog)},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/case_paths.h"
+#include "core/record_files.h"
 #include "report/case_order.h"
 #include "report/html_report.h"
 #include "util/fs.h"
@@ -36,16 +37,6 @@ std::vector<fs::path> subdirectories(const fs::path& dir, std::vector<LoadError>
     if (it->symlink_status(type_ec).type() == fs::file_type::directory) out.push_back(it->path());
   }
   return out;
-}
-
-std::expected<CaseResult, std::string> read_result(const fs::path& file) {
-  auto text = util::read_file(file);
-  if (!text) return std::unexpected(text.error());
-  try {
-    return result_from_json(nlohmann::json::parse(*text));
-  } catch (const nlohmann::json::exception& e) {
-    return std::unexpected(fmt::format("not a valid result record: {}", e.what()));
-  }
 }
 
 // `path` as one types it here: relative to the current directory when it
@@ -121,7 +112,7 @@ void load_case(const fs::path& case_dir, const std::string& id, LoadedResults& l
     loaded.unfinished_case_ids.push_back(id);
     return;
   }
-  auto result = read_result(file);
+  auto result = read_result_record(file);
   if (result && result->case_id != id) {
     result =
         std::unexpected(fmt::format("case_id '{}' does not match its directory '{}'", result->case_id, id));

@@ -46,7 +46,7 @@ std::optional<json> read_json(const std::filesystem::path& file, std::vector<std
     return j;
   } catch (const json::exception& e) {
     std::string fix =
-        file.filename() == "state.json"
+        file.filename() == RunPaths::kState
             ? damaged_state_fix(file.parent_path())
             : "the report lacks what it recorded (configuration, machine); restore it from a copy";
     notes.push_back(fmt::format("{}: ignored, not valid JSON: {}; {}", file.string(), e.what(), fix));
@@ -76,8 +76,8 @@ void apply_run_json(const json& j, RunInfo& info, std::set<std::string>& selecte
 RecoveredRunInfo recover_run_info(const std::filesystem::path& run_dir, const LoadedResults& loaded) {
   RecoveredRunInfo out;
   for (const LoadError& e : loaded.errors) {
-    if (e.path.filename() == "result.json")
-      out.errors.push_back(fmt::format("{}: {}; {}", e.path.string(), e.message, damaged_result_fix(e.path)));
+    if (e.path.filename() == CasePaths::kResult)
+      out.errors.push_back(damaged_result_message(e.path, e.message));
   }
   out.notes = loaded.warnings;  // results of cases the run did not select
   RunInfo& info = out.info;

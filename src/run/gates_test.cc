@@ -122,7 +122,7 @@ TEST_F(GatesTest, CommandMustExitZeroAndPrintTheMarker) {
   GateResult failed = command_gate_result(g, {util::ProcessExit::Kind::kExited, 3}, false,
                                           "GOLDEN_OK\nbroken for level1/1_ReLU\n");
   EXPECT_FALSE(failed.ok);
-  EXPECT_EQ(failed.detail, "ended with exit 3: broken for level1/1_ReLU");
+  EXPECT_EQ(failed.detail, "ended with exit code 3: broken for level1/1_ReLU");
   GateResult late = command_gate_result(g, {util::ProcessExit::Kind::kSignaled, 15}, true, "GOLDEN_OK\n");
   EXPECT_EQ(late.detail, "timed out after 5 s");
 }

@@ -60,7 +60,7 @@ TEST_F(ResumeCheck, ATruncatedResultIsRefusedWithItsFileAndTheFix) {
   std::string whole = result_of("level1/1_ReLU");
   write(paths(0).result(), whole.substr(0, whole.size() / 2));
   std::string why = problems();
-  EXPECT_NE(why.find(paths(0).result().string() + ": not a complete result record"), std::string::npos)
+  EXPECT_NE(why.find(paths(0).result().string() + ": not a valid result record"), std::string::npos)
       << why;
   EXPECT_NE(why.find("move it aside"), std::string::npos) << why;
   EXPECT_NE(why.find("runs its case again"), std::string::npos) << why;

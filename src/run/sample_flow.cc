@@ -78,22 +78,17 @@ std::expected<std::optional<CaseResult>, std::string> read_result(const CasePath
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(paths.result(), ec)))
     return std::optional<CaseResult>{};
-  auto text = util::read_file(paths.result());
-  if (!text) return std::unexpected(text.error());
+  auto r = read_result_record(paths.result());
   std::string problem;
-  try {
-    CaseResult r = result_from_json(nlohmann::json::parse(*text));
-    if (r.case_id != case_id) {
-      problem = fmt::format("it records the case '{}', not '{}'", r.case_id, case_id);
-    } else {
-      // A cluster task that ended without its result is run again.
-      return r.lost_task ? std::nullopt : std::optional(std::move(r));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    problem = fmt::format("not a complete result record: {}", e.what());
+  if (!r) {
+    problem = r.error();
+  } else if (r->case_id != case_id) {
+    problem = fmt::format("it records the case '{}', not '{}'", r->case_id, case_id);
+  } else {
+    // A cluster task that ended without its result is run again.
+    return r->lost_task ? std::nullopt : std::optional(std::move(*r));
   }
-  return std::unexpected(
-      fmt::format("{}: {}; {}", paths.result().string(), problem, damaged_result_fix(paths.result())));
+  return std::unexpected(damaged_result_message(paths.result(), problem));
 }
 
 std::optional<CaseResult> load_result(const CasePaths& paths, const std::string& case_id) {
@@ -394,11 +389,7 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
   req.build_stage = true;
   req.device = slot.cores;
   req.config.timeout = config_.build.timeout;
-  if (auto probe = util::read_file(paths.probe())) {
-    auto document = nlohmann::json::parse(*probe, nullptr, false);
-    if (document.is_object() && document.contains("init_values") && document["init_values"].is_array())
-      req.init_inputs = document["init_values"];
-  }
+  if (auto probe = verify::read_probe(paths.probe())) req.init_inputs = probe->init_values;
   if (config_.build.precompiled_header) {
     req.pch_root = options_.pch_root;
     req.pch_dir = options_.pch_dir;
@@ -423,18 +414,15 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
 }
 
 Step SampleFlow::build_ended(const ProcessExit& exit, bool timed_out) {
-  auto text = util::read_file(id_.paths.build_result());
-  if (!text) {
+  std::error_code ec;
+  if (!std::filesystem::exists(id_.paths.build_result(), ec)) {
     if (timed_out) return fail(Verdict::kTimeout, "the build did not stop in time");
     return fail(Verdict::kHarnessError,
                 fmt::format("the build ended with {} without a result (see build.log)", exit.describe()));
   }
-  CaseResult built;
-  try {
-    built = result_from_json(nlohmann::json::parse(*text));
-  } catch (const nlohmann::json::exception& e) {
-    return fail(Verdict::kHarnessError, fmt::format("unreadable build_result.json: {}", e.what()));
-  }
+  auto read = read_result_record(id_.paths.build_result());
+  if (!read) return fail(Verdict::kHarnessError, fmt::format("build_result.json: {}", read.error()));
+  CaseResult built = std::move(*read);
   compile_s_ = built.timings.compile_s;
   if (built.verdict != Verdict::kPass) {
     built.timings = Timings{};
@@ -492,21 +480,17 @@ Step SampleFlow::launch_verification() {
 }
 
 Step SampleFlow::verify_ended(const ProcessExit& exit, bool timed_out) {
-  auto text = util::read_file(id_.paths.verify_result());
-  if (!text) {
+  std::error_code ec;
+  if (!std::filesystem::exists(id_.paths.verify_result(), ec)) {
     std::string reason =
         timed_out
             ? "the verifier did not stop in time"
             : fmt::format("the verifier ended with {} without a result (see verify.log)", exit.describe());
     return fail(timed_out ? Verdict::kTimeout : Verdict::kHarnessError, reason);
   }
-  CaseResult result;
-  try {
-    result = result_from_json(nlohmann::json::parse(*text));
-  } catch (const nlohmann::json::exception& e) {
-    return fail(Verdict::kHarnessError, fmt::format("unreadable verify_result.json: {}", e.what()));
-  }
-  return finish(std::move(result));
+  auto result = read_result_record(id_.paths.verify_result());
+  if (!result) return fail(Verdict::kHarnessError, fmt::format("verify_result.json: {}", result.error()));
+  return finish(std::move(*result));
 }
 
 Step SampleFlow::fail(Verdict verdict, std::string reason) {

@@ -298,7 +298,7 @@ void SampleFlow::end_generation() {
     generation_.tokens_out = usage->tokens_out;
     generation_.cost = usage->cost;
     generation_.tool_calls = usage->tool_calls;
-    generation_.transcript = "session/transcript.jsonl";
+    generation_.transcript = std::string(CasePaths::kTranscript);
   }
   scan_transcripts();
 }
@@ -308,7 +308,6 @@ void SampleFlow::end_generation() {
 // JSON stream and, for opencode, its session export; a command agent's
 // output. Every stage of a workflow is in them.
 void SampleFlow::scan_transcripts() {
-  namespace fs = std::filesystem;
   agent::AgentTask task = agent_task(id_.work / CasePaths::kPrompt);
   agent::ScanContext context;
   context.workspace = agent_.workdir(task);
@@ -322,39 +321,9 @@ void SampleFlow::scan_transcripts() {
   context.off_limits.push_back(config_.bench_dir);
   context.off_limits.push_back(config_.output_root);
   if (!options_.kgym_argv0.empty()) context.off_limits.emplace_back(options_.kgym_argv0.front());
-  // The CLIs' event streams are read from agent.log, which kgym's relay
-  // wrote outside the box, as the JSON lines session/transcript.jsonl holds
-  // (that copy is for readers; the box can write the session dir).
-  struct Source {
-    std::string name;
-    agent::TranscriptFormat format;
-    fs::path file;
-    bool json_lines = false;
-  };
-  std::vector<Source> sources;
-  std::string kind = agent_.name();
-  fs::path log = id_.paths.dir / CasePaths::kAgentLog;
-  if (kind == "opencode" || kind == "claude" || kind == "codex") {
-    sources.push_back({"session/transcript.jsonl",
-                       kind == "opencode" ? agent::TranscriptFormat::kOpencode
-                       : kind == "claude" ? agent::TranscriptFormat::kClaude
-                                          : agent::TranscriptFormat::kCodex,
-                       log, true});
-  } else if (kind == "command") {
-    sources.push_back({std::string(CasePaths::kAgentLog), agent::TranscriptFormat::kText, log});
-  }
-  std::error_code ec;
-  if (kind == "opencode" && fs::is_directory(id_.paths.dir / "session", ec)) {
-    for (const auto& entry : fs::directory_iterator(id_.paths.dir / "session", ec)) {
-      std::string name = entry.path().filename().string();
-      // The session dir is the box's: a link there is never followed.
-      if (name.starts_with("opencode-export-") && name.ends_with(".json") && entry.is_regular_file(ec) &&
-          !entry.is_symlink(ec))
-        sources.push_back({"session/" + name, agent::TranscriptFormat::kOpencodeExport, entry.path()});
-    }
-  }
+  // Which files, in which format, is the agent layer's knowledge.
   generation_.transcript_flags.clear();
-  for (const Source& source : sources) {
+  for (const agent::TranscriptSource& source : agent_.transcripts(id_.paths.dir)) {
     auto text = util::read_file(source.file);
     if (!text) continue;
     if (source.json_lines) *text = agent::json_lines(*text);

@@ -24,7 +24,7 @@ fs::path submission_file(const fs::path& run_dir, int number) {
 
 // The phase a running task's own state.json shows ("" when unreadable).
 std::string task_phase(const CasePaths& paths) {
-  auto text = util::read_file(paths.task_dir() / "state.json");
+  auto text = util::read_file(paths.task_state());
   if (!text) return "";
   json state = json::parse(*text, nullptr, false);
   if (!state.is_object() || !state.contains("cases") || !state["cases"].is_array() || state["cases"].empty())

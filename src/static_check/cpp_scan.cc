@@ -196,11 +196,38 @@ std::vector<std::string> split_qualified(std::string_view name) {
   return parts;
 }
 
+// Switching dispatch keys or modes from C++, or calling below them: a key
+// set excluded or forced (ExcludeDispatchKeyGuard, tls_set_dispatch_key_*,
+// _force_tls_local_dispatch_key_set), an explicit DispatchKey or
+// DispatchKeySet, `redispatch`. Any of these can step past the Python key,
+// where the op trace listens. AutoDispatchBelowAutograd (autograd keys
+// only) stays glue.
+bool switches_dispatch(std::string_view part) {
+  if (part == "redispatch" || part == "redispatchBoxed" || part == "callBoxedForDispatchKey") return true;
+  for (std::string_view word : {"DispatchKeyGuard", "DispatchKeySet", "LocalDispatchKey", "dispatch_key_",
+                                "dispatch_key_set", "DispatchMode", "dispatch_mode", "TLSSnapshot", "PythonTLS",
+                                "TorchFunction", "torch_function"}) {
+    if (part.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// DispatchKey::Python, DispatchKey::PythonTLSSnapshot, ...: naming the key
+// the op trace listens on.
+bool names_python_key(const std::vector<std::string>& parts) {
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i] == "DispatchKey" && parts[i + 1].starts_with("Python")) return true;
+  }
+  return false;
+}
+
 bool is_introspection(const Word& w) {
-  if (w.method) return w.text == "setattr";
+  if (w.method) return w.text == "setattr" || switches_dispatch(w.text);
   auto parts = split_qualified(w.text);
   if (parts.empty()) return false;
-  if (std::ranges::any_of(parts, [](const std::string& part) { return kIntrospection.contains(part); }))
+  if (names_python_key(parts) || std::ranges::any_of(parts, [](const std::string& part) {
+        return kIntrospection.contains(part) || switches_dispatch(part);
+      }))
     return true;
   // py::module_::import / pybind11::module::import / py::setattr /
   // py::globals: the interpreter's modules from C++.

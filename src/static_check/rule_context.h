@@ -74,6 +74,7 @@ void check_kernel_bodies(RuleContext& ctx);
 void check_monkeypatch(RuleContext& ctx);
 void check_concurrency_and_introspection(RuleContext& ctx);
 void check_frame_attributes(RuleContext& ctx);
+void check_computed_torch_names(RuleContext& ctx);
 void check_file_access(RuleContext& ctx);
 void check_env_switch(RuleContext& ctx);
 void check_precision(RuleContext& ctx);

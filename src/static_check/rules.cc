@@ -181,9 +181,9 @@ void check_cpp_sources(RuleContext& ctx) {
       }
       for (const auto& hit : s.scan.introspection) {
         ctx.add("static.introspection", kFatal, s.first_line + hit.line - 1, hit.name,
-                fmt::format("the C++ source uses {}: it reads the dispatcher's or profiler's state (whether "
-                            "the op trace is watching) or reaches into the Python interpreter (the worker's "
-                            "clock and timing code)",
+                fmt::format("the C++ source uses {}: it reads or switches the dispatcher's or profiler's "
+                            "state (whether the op trace is watching, or a way below it) or reaches into the "
+                            "Python interpreter (the worker's clock and timing code)",
                             hit.name));
       }
       if (!ctx.problem_is_float32) continue;
@@ -254,6 +254,7 @@ std::vector<Finding> check_source(std::string_view source, std::string_view file
   check_monkeypatch(ctx);
   check_concurrency_and_introspection(ctx);
   check_frame_attributes(ctx);
+  check_computed_torch_names(ctx);
   check_file_access(ctx);
   check_env_switch(ctx);
   check_precision(ctx);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "static_check/rule_context.h"
@@ -33,6 +34,29 @@ std::vector<std::pair<std::size_t, std::string>> dotted_names(const std::vector<
     out.emplace_back(i, dotted_name(t, i, &end));
   }
   return out;
+}
+
+// A name below torch's private C bindings, or its mode utilities, that
+// switches dispatch or the tracing modes off, reads them, or calls an op
+// below some dispatch keys (`no_dispatch`, `_DisableTorchDispatch`,
+// `DisableTorchFunction`, `_ExcludeDispatchKeyGuard`, `_dispatch_*`, the
+// mode stacks, `redispatch`): the op trace is a dispatch mode, so each is a
+// way past it. The family, not a list: any component naming dispatch,
+// torch functions or modes.
+bool switches_dispatch(std::string_view resolved) {
+  if (resolved.starts_with("torch.utils._mode_utils") || resolved.starts_with("torch._dispatch") ||
+      resolved.starts_with("torch._python_dispatcher"))
+    return true;
+  std::size_t last = resolved.rfind('.');
+  std::string_view leaf = last == std::string_view::npos ? resolved : resolved.substr(last + 1);
+  if (leaf == "redispatch" || leaf == "redispatch_boxed") return true;
+  if (!resolved.starts_with("torch._C.") && !resolved.starts_with("torch._ops.") && resolved != "torch._C") return false;
+  std::string lower;
+  for (char c : resolved) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (std::string_view word : {"dispatch", "torch_function", "torchfunction", "_mode", "pythontls"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
@@ -185,7 +209,39 @@ void check_concurrency_and_introspection(RuleContext& ctx) {
                 fmt::format("{} inspects the dispatcher's modes or the profiler (whether its ops are being "
                             "traced)",
                             name));
+      } else if (switches_dispatch(resolve_import(ctx.src, name))) {
+        ctx.add("static.introspection", kFatal, line, name,
+                fmt::format("{} switches the dispatcher's modes or keys (the op trace is one) or calls below "
+                            "them",
+                            name));
       }
+    }
+  }
+}
+
+// getattr(X, NAME) where X is torch or below it and NAME is anything but
+// one string literal: a name of torch's computed at run time ("_Disable" +
+// "TorchDispatch"), which no rule here can read. Honest code names what it
+// uses.
+void check_computed_torch_names(RuleContext& ctx) {
+  for (const auto& l : ctx.src.lines) {
+    const auto& t = l.tokens;
+    for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+      if (!is_name(t[i], "getattr") || (i > 0 && is_op(t[i - 1], ".")) || !is_op(t[i + 1], "(")) continue;
+      std::size_t end = i + 2;
+      if (t[end].kind != TokenKind::kName) continue;
+      std::string object = resolve_import(ctx.src, dotted_name(t, i + 2, &end));
+      if (object != "torch" && !object.starts_with("torch.")) continue;
+      // `end` is just past the dotted name; a comma must follow.
+      if (end >= t.size() || !is_op(t[end], ",")) continue;
+      std::size_t arg = end + 1;
+      bool literal = arg + 1 < t.size() && t[arg].kind == TokenKind::kString &&
+                     (is_op(t[arg + 1], ")") || is_op(t[arg + 1], ","));
+      if (!literal)
+        ctx.add("static.introspection", kFatal, t[i].line, fmt::format("getattr({}, ...)", object),
+                fmt::format("getattr on {} with a name computed at run time: a candidate names the torch API it "
+                            "uses",
+                            object));
     }
   }
 }

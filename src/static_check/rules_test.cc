@@ -172,6 +172,38 @@ TEST(Rules, Introspection) {
             Strings{});
 }
 
+TEST(Rules, SwitchingDispatchOffIsIntrospection) {
+  // The op trace is a dispatch mode: every way of switching modes or keys
+  // off, or of calling below them, by any spelling.
+  EXPECT_EQ(check_rule(candidate("from torch.utils._mode_utils import no_dispatch\n"), "static.introspection"),
+            (Strings{"fatal@5:torch.utils._mode_utils", "fatal@5:no_dispatch"}));
+  EXPECT_EQ(check_rule(candidate("guard = torch._C._DisableTorchDispatch()\n"), "static.introspection"),
+            Strings{"fatal@5:torch._C._DisableTorchDispatch"});
+  EXPECT_EQ(check_rule(candidate("from torch._C import DisableTorchFunction as D\ng = D()\n"),
+                       "static.introspection"),
+            (Strings{"fatal@5:D", "fatal@6:D"}));
+  EXPECT_EQ(check_rule(candidate("k = torch._C._dispatch_tls_set_dispatch_key_excluded\n"), "static.introspection"),
+            Strings{"fatal@5:torch._C._dispatch_tls_set_dispatch_key_excluded"});
+  EXPECT_EQ(check_rule(candidate("g = torch._C._ExcludeDispatchKeyGuard(ks)\n"), "static.introspection"),
+            Strings{"fatal@5:torch._C._ExcludeDispatchKeyGuard"});
+  EXPECT_EQ(check_rule(candidate("m = torch._C._unset_dispatch_mode\n"), "static.introspection"),
+            Strings{"fatal@5:torch._C._unset_dispatch_mode"});
+  EXPECT_EQ(check_rule(candidate("y = torch.ops.aten.relu.default.redispatch(ks, x)\n"), "static.introspection"),
+            Strings{"fatal@5:torch.ops.aten.relu.default.redispatch"});
+  // A torch name computed at run time, which no rule can read.
+  EXPECT_EQ(check_rule(candidate("off = getattr(torch._C, '_Disable' + 'TorchDispatch')\n"), "static.introspection"),
+            Strings{"fatal@5:getattr(torch._C, ...)"});
+  EXPECT_EQ(check_rule(candidate("f = getattr(torch, name)\n"), "static.introspection"),
+            Strings{"fatal@5:getattr(torch, ...)"});
+  EXPECT_EQ(check_rule(candidate("dt = getattr(torch, 'float32')\nv = getattr(self, name)\n"),
+                       "static.introspection"),
+            Strings{});
+  // Glue that touches none of it stays clean.
+  EXPECT_EQ(check_rule(candidate("y = torch.empty_like(x)\nwith torch.no_grad():\n    pass\n"),
+                       "static.introspection"),
+            Strings{});
+}
+
 TEST(Rules, FileAccess) {
   EXPECT_EQ(check_rule(candidate("data = open('/work/data/ref.pt', 'rb').read()\n"), "static.file_access"),
             Strings{"fatal@5:open('/work/data/ref.pt')"});
@@ -254,6 +286,22 @@ TEST(Rules, CppIntrospection) {
   setattr.replace(setattr.find("  return y;"), 0, "  PyObject_SetAttrString(m, n, f);\n");
   EXPECT_EQ(check_rule(setattr, "static.introspection"), Strings{"fatal@13:PyObject_SetAttrString"});
   EXPECT_EQ(check_rule(candidate(), "static.introspection"), Strings{});
+}
+
+TEST(Rules, CppSwitchingDispatchOffIsIntrospection) {
+  // Excluding the Python key (where the op trace listens) from C++, by a
+  // guard, the TLS setters or a redispatch with a key set of its own.
+  auto with = [](const std::string& line) {
+    std::string source = candidate();
+    source.replace(source.find("  return y;"), 0, line);
+    return check_rule(source, "static.introspection");
+  };
+  EXPECT_EQ(with("  c10::impl::ExcludeDispatchKeyGuard g(c10::DispatchKey::Python);\n"),
+            (Strings{"fatal@13:c10::impl::ExcludeDispatchKeyGuard", "fatal@13:c10::DispatchKey::Python"}));
+  EXPECT_EQ(with("  c10::impl::tls_set_dispatch_key_excluded(k, true);\n"),
+            Strings{"fatal@13:c10::impl::tls_set_dispatch_key_excluded"});
+  EXPECT_EQ(with("  y = at::_ops::relu::redispatch(ks, x);\n"), Strings{"fatal@13:at::_ops::relu::redispatch"});
+  EXPECT_EQ(with("  at::AutoDispatchBelowAutograd guard;\n"), Strings{});
 }
 
 TEST(Rules, ProblemDtypes) {

@@ -22,8 +22,7 @@ int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid,
 }  // namespace
 
 std::string ProcessExit::describe() const {
-  if (kind == Kind::kExited) return fmt::format("exit {}", code);
-  return "signal " + describe_signal(code);
+  return describe_exit(kind == Kind::kSignaled, code);
 }
 
 PosixProcessRunner::~PosixProcessRunner() {

@@ -35,7 +35,7 @@ struct ProcessExit {
   Seconds duration{0};
 
   bool ok() const { return kind == Kind::kExited && code == 0; }
-  std::string describe() const;  // "exit 1", "signal 11 (Segmentation fault)"
+  std::string describe() const;  // util::describe_exit: "exit code 1", "signal SIGSEGV (...)"
 };
 
 class ProcessRunner {

@@ -1,6 +1,6 @@
 #pragma once
-// SHA-256 (FIPS 180-4) of a byte string, for provenance records (the hash
-// of the prompt an agent saw). Not used for anything secret.
+// SHA-256 of a byte string (OpenSSL's): provenance records, the compile
+// caches' keys, a bundle's manifest.
 #include <string>
 #include <string_view>
 

@@ -77,6 +77,10 @@ std::string describe_signal(int sig) {
               : fmt::format("{} ({})", sig, ::strsignal(sig));
 }
 
+std::string describe_exit(bool signaled, int code) {
+  return signaled ? "signal " + describe_signal(code) : fmt::format("exit code {}", code);
+}
+
 std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> vars;
   auto put = [&vars](std::string_view entry) {

@@ -34,4 +34,7 @@ std::vector<std::string> environment_with(const std::vector<std::string>& overri
 // "SIGSEGV (Segmentation fault)"; the number when the signal has no short name.
 std::string describe_signal(int signal);
 
+// How every process exit is worded: "exit code 3", "signal SIGSEGV (Segmentation fault)".
+std::string describe_exit(bool signaled, int code);
+
 }  // namespace kgym::util

@@ -206,13 +206,13 @@ std::optional<nlohmann::json> Verification::init_inputs_for_builds() {
   probe.precision = req_.precision;
   fs::path out = req_.scratch_dir / "build_probe.json";
   auto run = run_captured(probe_command(probe, worker_script_, out), deadline_);
-  auto text = util::read_file(out);
-  auto document = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-  if (!run || !document.is_object() || !document.contains("init_values") || !document["init_values"].is_array()) {
+  std::expected<ProbeResult, std::string> probed = std::unexpected(std::string("the probe did not run"));
+  if (run) probed = read_probe(out);
+  if (!probed || !probed->init_values) {
     note("build stage: no init inputs for ModelNew (the probe gave none); only the import builds");
     return std::nullopt;
   }
-  return document["init_values"];
+  return probed->init_values;
 }
 
 nlohmann::json Verification::import_header(const fs::path& candidate_file) const {

@@ -62,7 +62,14 @@ std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<
   for (std::size_t i = 0; i < reference.size(); ++i) {
     const TensorBytes& b = reference[i];
     const TensorBytes& a = candidate[i];
-    auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance_for(b.dtype), b));
+    Tolerance tolerance = scaled_tolerance(tolerance_for(b.dtype), b);
+    if (trial == 0) {
+      correctness.outputs.push_back({b.dtype, b.shape, tolerance.atol, tolerance.rtol});
+      note(fmt::format("compared: output {} {} [{}] with atol={:.3g} rtol={:.3g} (candidate's: {} [{}])", i,
+                       b.dtype, fmt::join(b.shape, ", "), tolerance.atol, tolerance.rtol, a.dtype,
+                       fmt::join(a.shape, ", ")));
+    }
+    auto cmp = compare_tensors(a, b, tolerance);
     auto raise = [](std::optional<double>& acc, std::optional<double> v) {
       if (v) acc = std::max(acc.value_or(0), *v);
     };
@@ -136,11 +143,13 @@ std::expected<void, Failure> Verification::check_correctness() {
     if (trial == 0) {
       std::vector<std::string> shapes;
       for (const auto& input : ref->header.value("inputs", nlohmann::json::array())) {
+        correctness.input_dtypes.push_back(input.value("kind", "") == "tensor" ? input.value("dtype", "") : "-");
         shapes.push_back(input.value("kind", "") == "tensor"
                              ? shape_string(input.value("shape", std::vector<std::int64_t>{}))
                              : input.value("repr", ""));
       }
       correctness.shapes.push_back(fmt::format("{}", fmt::join(shapes, ", ")));
+      note(fmt::format("compared: inputs {}", fmt::join(correctness.input_dtypes, ", ")));
       if (auto consistent = check_reference_consistency(ref->payloads[0], reference); !consistent)
         return consistent;
       correctness.degenerate = degenerate_kind(reference, req_.config.tolerances);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/case_paths.h"
 #include "util/fs.h"
 #include "util/seed_mix.h"
 #include "verify/candidate_sources.h"
@@ -106,7 +107,7 @@ std::expected<void, Failure> Verification::prepare() {
   if (auto made = util::make_dirs(req_.scratch_dir / "candidate"); !made) {
     return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
   }
-  log_path_ = req_.scratch_dir / "verify.log";
+  log_path_ = req_.scratch_dir / CasePaths::kVerifyLog;
   worker_script_ = req_.scratch_dir / "kgym_worker.py";
   if (auto written = write_worker_script(worker_script_); !written) {
     return std::unexpected(Failure{Verdict::kHarnessError, written.error()});

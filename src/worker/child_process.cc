@@ -36,7 +36,7 @@ ChildExit exit_from_status(int status) {
 }  // namespace
 
 std::string ChildExit::describe() const {
-  return signaled ? "signal " + util::describe_signal(code) : fmt::format("exit code {}", code);
+  return util::describe_exit(signaled, code);
 }
 
 bool died_of_memory(const ChildExit& exit, std::string_view output) {

@@ -31,7 +31,7 @@ struct ChildExit {
   int code = 0;  // exit status, or the signal number when signaled
   bool core_dumped = false;
   std::optional<double> peak_rss_mb;  // the child's own peak resident memory, when reaped here
-  // "exit code 3" / "signal SIGSEGV (segmentation fault)"
+  // util::describe_exit: "exit code 3" / "signal SIGSEGV (Segmentation fault)"
   std::string describe() const;
 };
 

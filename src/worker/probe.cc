@@ -103,6 +103,7 @@ std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& 
   try {
     ProbeResult result;
     result.init_inputs = infos_from(j, "init_inputs");
+    if (auto values = j.find("init_values"); values != j.end() && values->is_array()) result.init_values = *values;
     result.inputs = infos_from(j, "inputs");
     result.outputs = infos_from(j, "outputs");
     result.constants = j.value("constants", std::map<std::string, long long>{});

@@ -25,6 +25,10 @@ struct TensorInfo {
 
 struct ProbeResult {
   std::vector<TensorInfo> init_inputs;
+  // The init inputs as plain values (numbers, strings, lists of them), for
+  // building ModelNew outside a worker that ran the problem; nullopt when
+  // they are not plain data.
+  std::optional<nlohmann::json> init_values;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::map<std::string, long long> constants;  // module-level int constants after overrides

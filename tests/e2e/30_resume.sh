@@ -37,7 +37,7 @@ expect_exit 0 "--resume --force accepts the new config" "$KGYM" run --resume "$R
   || bad "--force did not regenerate ($(generated) generated events, had $n_before)"
 # verifier.trials counts the trials on the problem's own inputs; extra
 # distributions and shapes come on top, the same number both times.
-trials() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["correctness"]["trials"])' "$1"; }
+trials() { json_get "$1" 'r["correctness"]["trials"]'; }
 [ "$(( $(trials "$RUN/cases/level1/4_Softmax/result.json") - $(trials "$TMP/softmax_before.json") ))" -eq 2 ] \
   && ok "and verified it with the new config (2 more trials)" \
   || bad "not verified with the new config" "$(trials "$TMP/softmax_before.json") -> $(trials "$RUN/cases/level1/4_Softmax/result.json") trials"

@@ -31,20 +31,19 @@ verifier: {mode: correctness}
 sandbox: {agent_read_only: ["$S/solutions"]}
 YAML
 }
-field() { /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 config warn warn
 expect_exit 0 "a run whose agent inspects processes, policy warn" "$KGYM" run --config "$TMP/warn.yaml"
 W="$TMP/runs/warn"
 expect_verdict "$W/cases/level1/1_ReLU/result.json" pass
 check "the flag is recorded with its evidence and place" test \
-  "$(field "$W/cases/level1/1_ReLU/result.json" '[(f["rule"], f["evidence"], f["file"], f["line"] > 0) for f in r["generation"]["transcript_flags"]]')" \
-  = "[('transcript.process_tampering', 'output: ps', 'agent.log', True)]"
+  "$(json_get "$W/cases/level1/1_ReLU/result.json" '[(f["rule"], f["evidence"], f["file"], f["line"] > 0) for f in r["generation"]["transcript_flags"]]')" \
+  = '[["transcript.process_tampering", "output: ps", "agent.log", true]]'
 check "the honest agent raised nothing" test \
-  "$(field "$W/cases/level1/5_Matmul/result.json" 'r["generation"]["transcript_flags"]')" = "[]"
+  "$(json_get "$W/cases/level1/5_Matmul/result.json" 'r["generation"]["transcript_flags"]')" = "[]"
 check "summary.json counts it" test \
-  "$(field "$W/summary.json" '(r["totals"]["transcript_flagged_cases"], r["totals"]["transcript_flags"])')" \
-  = "(1, {'transcript.process_tampering': 1})"
+  "$(json_get "$W/summary.json" '[r["totals"]["transcript_flagged_cases"], r["totals"]["transcript_flags"]]')" \
+  = '[1, {"transcript.process_tampering": 1}]'
 check "summary.md lists it" grep -q '| `transcript.process_tampering` | 1 |' "$W/summary.md"
 check "report.html shows it" grep -q "transcript flags" "$W/report.html"
 
@@ -53,7 +52,7 @@ expect_exit 1 "the same run, policy fail" "$KGYM" run --config "$TMP/fail.yaml"
 F="$TMP/runs/fail"
 expect_verdict "$F/cases/level1/1_ReLU/result.json" fail_cheat
 check "by the transcript layer" test \
-  "$(field "$F/cases/level1/1_ReLU/result.json" '(r["cheat"]["rule"], r["cheat"]["layer"])')" \
-  = "('transcript.process_tampering', 'transcript')"
+  "$(json_get "$F/cases/level1/1_ReLU/result.json" 'r["cheat"]["rule"] + " " + r["cheat"]["layer"]')" \
+  = "transcript.process_tampering transcript"
 expect_verdict "$F/cases/level1/5_Matmul/result.json" pass
 finish

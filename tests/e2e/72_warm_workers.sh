@@ -86,7 +86,7 @@ check "the next case was forked warm again" grep -q 'candidate worker forked war
 check "verify.log times the forked worker's start" \
   grep -qE 'candidate worker ready [0-9.]+ s after it was asked for \(fork: ' "$C/2_BoxProbe/verify/verify.log"
 check "result.json separates worker start from compile" \
-  /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timings"]; sys.exit(not all(isinstance(t[k], float) for k in ("worker_start_s","load_s","compile_s","trials_s")))' "$C/2_BoxProbe/result.json"
+  json_true "$C/2_BoxProbe/result.json" 'all(isinstance(r["timings"][k], float) for k in ("worker_start_s", "load_s", "compile_s", "trials_s"))'
 check "the probes were forked from the reference zygote" grep -q 'forked [0-9]*: probe' "$RUN/.kgym/zygote-0-reference.log"
 check "verify.log names the inherited box" grep -q 'candidate sandbox: bwrap.*warm zygote' "$C/2_BoxProbe/verify/verify.log"
 check "nothing escaped into the kgym tree" test ! -e "$SRC/kgym-warm-escape"

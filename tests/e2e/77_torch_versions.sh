@@ -13,7 +13,7 @@ cd "$TMP"
 baseline_config "$SRC/tests/fixtures/problems/fused_attention.py" 1_FusedAttention torch
 "$KGYM" run --config run.yaml >run.out 2>&1
 RUN=runs/torch
-torch_version="$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/torch/run.json"))["torch_version"])')"
+torch_version="$(json_get runs/torch/run.json 'r["torch_version"]')"
 echo "torch $torch_version"
 check "run.json names the interpreter, torch and its build" /usr/bin/python3 -c '
 import json

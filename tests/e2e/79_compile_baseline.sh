@@ -17,7 +17,7 @@ baseline_config "$SRC/data/sample/level1/1_ReLU.py" 1_ReLU compile "baselines: [
 RUN=runs/compile
 RESULT="$RUN/cases/level1/1_ReLU/result.json"
 expect_verdict "$RESULT" pass
-torch_version="$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/compile/run.json"))["torch_version"])')"
+torch_version="$(json_get runs/compile/run.json 'r["torch_version"]')"
 echo "torch $torch_version"
 check "run.json records the baselines" /usr/bin/python3 -c '
 import json

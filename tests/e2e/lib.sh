@@ -55,6 +55,17 @@ torch_python() {
   return 1
 }
 
+# json_get FILE EXPR : prints EXPR, Python over the file's JSON as `r`
+# (e.g. 'r["correctness"]["trials"]'); a list or object as JSON.
+json_get() {
+  /usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (list, dict)) else v)' "$1" "$2"
+}
+# json_true FILE EXPR : succeeds when EXPR holds (e.g. as a `check` command).
+json_true() { /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"; }
+
 # verdict_of RESULT_JSON : prints the verdict field.
 verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
 
