@@ -16,6 +16,12 @@ expect_exit 2 "a malformed selector" "$KGYM" cases --bench-dir "$SRC/data/sample
 
 expect_exit 2 "a config file that does not exist" "$KGYM" run --config "$TMP/nope.yaml"
 expect_output "nope.yaml" "names the missing file"
+# --backend and --set are one layer: the execution is checked against the
+# backend the flag gives, not the config's (the error is the interpreter's).
+expect_exit 2 "kgym verify --backend cuda --set verifier.execution=host_interpreter" "$KGYM" verify \
+  --backend cuda --set verifier.execution=host_interpreter --python /nonexistent/python3 \
+  --problem "$SRC/data/sample/pto_case/1_AddReLU.py" --candidate "$SRC/data/sample/solutions_triton/pto_case/1_AddReLU/model_new.py"
+expect_output "cannot import torch: /nonexistent/python3" "is refused for its interpreter, not its backend"
 
 cat >"$TMP/bad.yaml" <<YAML
 bench_dir: $SRC/data/sample
