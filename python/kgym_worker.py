@@ -29,7 +29,6 @@ from kgym_worker_common import (
 )
 from kgym_worker_devices import (
     BACKENDS,
-    InputPool,
     describe,
     dtype_name,
     flatten_outputs,
@@ -51,6 +50,7 @@ from kgym_worker_problem import (
     problem_size_keys,
     solved_overrides,
 )
+from kgym_worker_shared import SealedWriter, SharedSets, write_sets
 from kgym_worker_runtime import (
     TIMING_METHODS,
     ClockGuard,
@@ -64,7 +64,7 @@ from kgym_worker_runtime import (
 
 PROTOCOL_VERSION = 1
 # The escape guard's phase while the candidate worker serves each op.
-CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward", "fetch": "forward"}
+CANDIDATE_PHASES = {"import": "import", "build": "build", "trial": "forward", "time": "forward"}
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
@@ -73,43 +73,97 @@ RESPONSE_FD = 4
 
 
 class Channel:
+    """The framed protocol over the two sockets, descriptors passed beside
+    the bytes (SCM_RIGHTS): a request's arrive with its first byte, a
+    reply's leave with its first byte; the header's "fds" counts them."""
+
+    MAX_FDS = 16
+
     def __init__(self, request_fd, response_fd):
         # Move the protocol fds out of the way (and out of child processes)
         # so candidate code does not stumble on them by number.
         import fcntl
+        import socket
 
         high_in = fcntl.fcntl(request_fd, fcntl.F_DUPFD_CLOEXEC, 100)
         high_out = fcntl.fcntl(response_fd, fcntl.F_DUPFD_CLOEXEC, 100)
         os.close(request_fd)
         os.close(response_fd)
-        self.reader = os.fdopen(high_in, "rb")
-        self.writer = os.fdopen(high_out, "wb")
+        self.requests = socket.socket(fileno=high_in)
+        self.responses = socket.socket(fileno=high_out)
+        self.buffer = bytearray()
+        self.fds = []  # received, not yet given to a request
         # When the current request's header arrived, on the worker's own
         # clock: a `time` reply says how long the worker took from here,
         # which the parent compares with its own clock.
         self.received_ns = now_ns()
 
+    def _fill(self):
+        import array
+        import socket
+
+        space = socket.CMSG_SPACE(self.MAX_FDS * array.array("i").itemsize)
+        data, ancillary, flags, _ = self.requests.recvmsg(1 << 20, space, getattr(socket, "MSG_CMSG_CLOEXEC", 0))
+        for level, kind, raw in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
+                self.fds.extend(fds)
+        if flags & getattr(socket, "MSG_CTRUNC", 0):
+            raise WorkerError("protocol", "more descriptors than a request may carry")
+        self.buffer += data
+        return len(data)
+
     def receive(self):
-        line = self.reader.readline()
+        """The next request: (header, payloads, descriptors); (None, [], [])
+        at the end of the channel."""
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > 1 << 20:
+                raise WorkerError("protocol", "header line too long")
+            if not self._fill():
+                return None, [], []
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
         self.received_ns = now_ns()
-        if not line:
-            return None, []
         header = json.loads(line)
         payloads = []
         for size in header.get("payloads", []):
-            data = self.reader.read(size)
-            if len(data) != size:
-                raise WorkerError("protocol", f"payload truncated: {len(data)} of {size} bytes")
-            payloads.append(data)
-        return header, payloads
+            payload = bytearray(size)
+            have = min(size, len(self.buffer))
+            payload[:have] = self.buffer[:have]
+            del self.buffer[:have]
+            view = memoryview(payload)[have:]
+            while len(view):
+                got = self.requests.recv_into(view)
+                if not got:
+                    raise WorkerError("protocol", f"payload truncated: {size - len(view)} of {size} bytes")
+                view = view[got:]
+            payloads.append(payload)
+        count = int(header.get("fds", 0))
+        if count > len(self.fds):
+            raise WorkerError("protocol", f"{count} descriptors announced, {len(self.fds)} passed")
+        fds, rest_fds = self.fds[:count], self.fds[count:]
+        self.fds = []
+        for fd in rest_fds:  # unannounced: not kept for a later request
+            os.close(fd)
+        return header, payloads, fds
 
-    def send(self, header, payloads=()):
+    def send(self, header, payloads=(), fds=()):
+        import array
+        import socket
+
         header = dict(header)
         header["payloads"] = [len(p) for p in payloads]
-        self.writer.write(json.dumps(header).encode("utf-8") + b"\n")
+        if fds:
+            header["fds"] = len(fds)
+        line = json.dumps(header).encode("utf-8") + b"\n"
+        if fds:
+            sent = self.responses.sendmsg([line], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            line = line[sent:]
+        if line:
+            self.responses.sendall(line)
         for payload in payloads:
-            self.writer.write(payload)
-        self.writer.flush()
+            self.responses.sendall(payload)
 
 
 # ---------------------------------------------------------------- roles
@@ -123,9 +177,7 @@ class Side:
         self.backend = BACKENDS[args.backend](args.threads, args.cores)
         self.model = None
         self.channel = None
-        self.pool = None  # the InputPool the timed calls derive their sets from
-        # The outputs of the last `time` request's timed calls.
-        self.kept = []
+        self.request_fds = []  # the current request's descriptors (serve() closes them)
         # The lease check around the timed calls, made at the first timed
         # batch: enforced for the candidate; the trusted reference runs it
         # too so that both sides spend the same between calls.
@@ -175,37 +227,45 @@ class Side:
             [tensor_bytes(t) for t in outputs],
         )
 
+    def batch_sets(self, header, count):
+        """The input set of each of `count` call positions: `positions[i]` =
+        [file, set] of the sealed files passed with the request (their
+        layouts in `files`, in descriptor order)."""
+        files, positions = header.get("files"), header.get("positions")
+        fds = getattr(self, "request_fds", [])
+        if not isinstance(files, list) or len(files) != len(fds) or not isinstance(positions, list):
+            raise WorkerError("protocol", f"{header.get('op')} without its input sets")
+        if len(positions) < count:
+            raise WorkerError("protocol", f"{count} calls need as many input sets, {len(positions)} given")
+        shared = [SharedSets(fd, layouts) for fd, layouts in zip(fds, files)]
+        chosen = []
+        for entry in positions[:count]:
+            file, index = int(entry[0]), int(entry[1])
+            if not 0 <= file < len(shared):
+                raise WorkerError("protocol", f"no input file {file}")
+            chosen.append((shared[file], index))
+        return chosen
+
     def op_time(self, header, payloads):
-        """Runs `warmup` untimed then `calls` timed calls, call i on input set
-        `derive[i]` of the held pool (InputPool: a pool's set scaled by a
-        factor of its own, so no call sees values an earlier one saw).
-        Payload 0, when not empty, is a new pool to hold (the parent sends
-        a pool once); payload 1, when present, holds one byte per call:
-        nonzero runs that call under the op trace, untimed. Every timed
-        call's output is kept for `fetch`."""
+        """Runs `warmup` untimed then `calls` timed calls, call i on input
+        set `positions[i]` of the sealed files passed with this request, and
+        replies with every timed call's output in a sealed file of its own
+        (kgym_worker_shared.py). Payload 0, when present, holds one byte per
+        call: nonzero runs that call under the op trace, untimed."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
         # CPU time of every thread of this process over the whole batch, so the
         # parent can tell its own workers' load from other processes'.
         cpu_start = time.process_time_ns()
         warmup, calls = int(header.get("warmup", 0)), int(header["calls"])
-        pool_id, derive = header.get("pool"), header.get("derive")
-        if not payloads or pool_id is None or not isinstance(derive, list):
-            raise WorkerError("protocol", "time without its input sets")
-        if payloads[0]:
-            self.pool = None  # the old pool goes before the new one loads
-            self.pool = InputPool(pool_id, self.backend.to_device(load_from(payloads[0])))
-        pool = self.pool
-        if pool is None or pool.id != pool_id:
-            raise WorkerError("protocol", f"time: pool {pool_id} was never handed to this worker")
-        if len(derive) < warmup + calls or any(not 0 <= int(base) < len(pool.sets) for base, _ in derive):
-            raise WorkerError("protocol", f"time: {warmup + calls} calls need as many sets of the pool")
-        mask = bytes(payloads[1]) if len(payloads) > 1 else b""
+        sets = self.batch_sets(header, warmup + calls)
+        mask = bytes(payloads[0]) if payloads else b""
         traced = [i for i in range(min(len(mask), warmup + calls)) if mask[i]]
+        backend = self.backend
 
         def fresh_inputs(position):
-            base, scale = derive[position]
-            return pool.derived(int(base), float(scale))
+            shared, index = sets[position]
+            return backend.to_device(shared.inputs(index))
 
         import torch
 
@@ -213,35 +273,35 @@ class Side:
         if self.lease_check is None:
             self.lease_check = LeaseCheck(torch, enforce=self.watch_lease)
         lease = self.lease_check
-        self.kept = []
+        # Each timed call's output goes into the batch's output file as soon
+        # as its timer stopped (one copy; the call's own block is freed, so
+        # every call gets the same allocations); the file is sealed before
+        # the reply.
+        writer = SealedWriter("kgym-outputs")
+
+        def keep(output, slot):
+            return [writer.put(t) for t in flatten_outputs(output)]
+
         try:
             # no_grad is entered once, outside the timed window.
             with torch.no_grad():
-                samples, untimed_ns, self.kept, traces = self.backend.time_calls(
+                samples, untimed_ns, layouts, traces = backend.time_calls(
                     lambda args: model(*args), fresh_inputs, warmup, calls, traced, make_op_trace,
-                    bool(header.get("cache_flush", False)), lease.after_call if lease else None,
+                    bool(header.get("cache_flush", False)), lease.after_call if lease else None, keep,
                 )
             if lease:
                 lease.end_batch()
+            fd = writer.seal()
         except WorkerError:
             raise
         except Exception as exc:
             raise WorkerError("exception", exception_line(exc), traceback_tail(exc))
-        return {"ns": samples, "untimed_ns": untimed_ns, "traced": traces, "cpu_ns": time.process_time_ns() - cpu_start,
-                "elapsed_ns": now_ns() - self.channel.received_ns}, []
-
-    def op_fetch(self, header, payloads):
-        """The kept outputs of the last batch's timed calls `calls` (positions
-        among its timed calls), in that order."""
-        described, buffers = [], []
-        for position in header.get("calls", []):
-            if not isinstance(position, int) or not 0 <= position < len(self.kept):
-                raise WorkerError("protocol", f"fetch: no timed call {position} in the last batch")
-            reply, data = self.outputs_reply(flatten_outputs(self.kept[position]))
-            described.append({"position": position, "outputs": reply["outputs"]})
-            buffers.extend(data)
-        return {"calls": described}, buffers
-
+        finally:
+            writer.close()
+        del sets
+        return {"ns": samples, "untimed_ns": untimed_ns, "outputs": layouts, "traced": traces,
+                "cpu_ns": time.process_time_ns() - cpu_start,
+                "elapsed_ns": now_ns() - self.channel.received_ns}, [], [fd]
 
 class ReferenceSide(Side):
     def __init__(self, args):
@@ -315,10 +375,12 @@ class ReferenceSide(Side):
         return {"gbs": self.backend.copy_bandwidth_gbs(), "llc_bytes": last_level_cache_bytes()}, []
 
     def op_sets(self, header, payloads):
-        """Input sets for timed calls: per group of seeds one payload, a blob of
-        the list of get_inputs() drawn under each seed (torch's, Python's and,
-        when the problem uses it, numpy's generators seeded alike), so every
-        set has the structure the problem builds into its inputs."""
+        """Input sets for timed calls: per group of seeds a sealed file
+        (kgym_worker_shared.py) of get_inputs() drawn under each seed
+        (torch's, Python's and, when the problem uses it, numpy's generators
+        seeded alike), so every set has the structure the problem builds
+        into its inputs. Replies each file's layouts in `groups`, the files
+        as descriptors in the same order."""
         import random
 
         import torch
@@ -326,22 +388,30 @@ class ReferenceSide(Side):
         if self.problem is None:
             raise WorkerError("protocol", "sets before load")
         start = now_ns()
-        blobs = []
+        groups, fds = [], []
         numpy = sys.modules.get("numpy")
-        for group in header.get("groups", []):
-            sets = []
-            for seed in group:
-                seed = int(seed)
-                torch.manual_seed(seed)
-                random.seed(seed)
-                if numpy is not None:
-                    numpy.random.seed(seed & 0xFFFFFFFF)
-                try:
-                    sets.append(list(self.problem.get_inputs()))
-                except Exception as exc:
-                    raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
-            blobs.append(save_to_bytes(sets))
-        return {"make_ns": now_ns() - start}, blobs
+        try:
+            for group in header.get("groups", []):
+                sets = []
+                for seed in group:
+                    seed = int(seed)
+                    torch.manual_seed(seed)
+                    random.seed(seed)
+                    if numpy is not None:
+                        numpy.random.seed(seed & 0xFFFFFFFF)
+                    try:
+                        sets.append(list(self.problem.get_inputs()))
+                    except Exception as exc:
+                        raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}",
+                                          traceback_tail(exc))
+                fd, layouts = write_sets(sets)
+                fds.append(fd)
+                groups.append({"sets": layouts, "bytes": os.fstat(fd).st_size})
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return {"make_ns": now_ns() - start, "groups": groups}, [], fds
 
     def op_compile(self, header, payloads):
         """The reference through torch.compile (verifier.baselines: compile):
@@ -375,7 +445,7 @@ class ReferenceSide(Side):
         self.model = compiled
         return {"compile_s": time.perf_counter() - start}, []
 
-    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch,
+    OPS = {"load": op_load, "trial": op_trial, "time": Side.op_time,
            "bandwidth": op_bandwidth, "sets": op_sets, "compile": op_compile}
 
 
@@ -436,7 +506,7 @@ class CandidateSide(Side):
         reply, buffers = self.outputs_reply(outputs)
         return dict(reply, runtime=facts), buffers
 
-    OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time, "fetch": Side.op_fetch}
+    OPS = {"import": op_import, "build": op_build, "trial": op_trial, "time": Side.op_time}
 
 
 def serve(args):
@@ -466,7 +536,7 @@ def serve(args):
             clock_guard.install(list(BACKENDS.values()), [Side, CandidateSide])
             clock_guard.watch(sys.modules[__name__], ["now_ns"], "worker")
             clock_guard.watch_instance(side.backend, TIMING_METHODS, "backend")
-            clock_guard.watch_instance(side, ["op_time", "op_fetch", "forward"], "worker")
+            clock_guard.watch_instance(side, ["op_time", "batch_sets", "forward"], "worker")
             if os.environ.get("KGYM_HOST_INTERPRETER"):  # no timing; PyPTO pins its own threads
                 log("lease: not watched on a host interpreter (no timing)")
             else:
@@ -481,29 +551,37 @@ def serve(args):
              "torch_build": torch_build(torch), "python": sys.executable,
              "role": args.role, "pid": os.getpid(), "started_ns": started_ns(), "ready_ns": time.monotonic_ns(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-             "steady_allocator": side.backend.steady_allocator}
+             "steady_allocator": side.backend.steady_allocator,
+             # Whether this torch traces dispatcher ops: the parent trusts
+             # the reference's answer, so a candidate's null trace on the
+             # same torch is a trace switched off.
+             "can_trace": make_op_trace() is not None}
         )
     except WorkerError as exc:
         channel.send({"ok": False, "op": "hello", "error_kind": exc.kind, "error": exc.message})
         return 1
     while True:
         try:
-            header, payloads = channel.receive()
+            header, payloads, fds = channel.receive()
         except (ValueError, WorkerError) as exc:
             log("bad request:", exc)
             channel.send({"ok": False, "error_kind": "protocol", "error": f"bad request: {exc}"})
             return 1
         if header is None or header.get("op") == "exit":
             return 0
+        side.request_fds = fds
         op = header.get("op")
         handler = type(side).OPS.get(op)
+        out_fds = []
         start = time.perf_counter()
         if guard is not None:
             guard.phase = CANDIDATE_PHASES.get(op)
         try:
             if handler is None:
                 raise WorkerError("protocol", f"unknown op '{op}' for role {args.role}")
-            reply, out_payloads = handler(side, header, payloads)
+            answer = handler(side, header, payloads)
+            reply, out_payloads = answer[0], answer[1]
+            out_fds = answer[2] if len(answer) > 2 else []
             # A build refused after the import (a lazy one), even when the
             # candidate caught the refusal.
             if getattr(side, "extensions", None) is not None:
@@ -539,7 +617,18 @@ def serve(args):
                 log(f"{op}: escape attempt {first['rule']}: {first['evidence']}")
                 reply, out_payloads = {"ok": False, "op": op, "error_kind": "cheat", "rule": first["rule"],
                                        "error": first["evidence"], "detail": ""}, []
-        channel.send(reply, out_payloads)
+        # A request's descriptors are the handler's only while it runs (a
+        # mapping it made stays valid); a reply's are closed once sent.
+        for fd in fds:
+            os.close(fd)
+        side.request_fds = []
+        if not reply.get("ok"):
+            for fd in out_fds:
+                os.close(fd)
+            out_fds = []
+        channel.send(reply, out_payloads, out_fds)
+        for fd in out_fds:
+            os.close(fd)
 
 
 def main(argv):

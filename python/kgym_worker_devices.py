@@ -37,43 +37,6 @@ def map_tensors(obj, fn):
     return obj
 
 
-class InputPool:
-    """Input sets handed to a worker once for many timed calls. A call gets
-    set `base` with every floating tensor multiplied by `scale` (one factor
-    for the whole set, so the relations a problem builds between and within
-    its tensors hold); tensors of whole numbers (labels, masks, indices)
-    are copied unscaled. Both sides derive a call's set alike, bit for bit."""
-
-    def __init__(self, pool_id, sets):
-        import torch
-
-        self.id = pool_id
-        self.sets = sets
-        self.scalable = []
-        for one in sets:
-            flags = []
-
-            def note(tensor):
-                flags.append(tensor.is_floating_point() and not torch.equal(tensor, torch.round(tensor)))
-                return tensor
-
-            map_tensors(one, note)
-            self.scalable.append(flags)
-
-    def derived(self, base, scale):
-        import torch
-
-        flags = iter(self.scalable[base])
-
-        def copy(tensor):
-            out = torch.empty_like(tensor)
-            if next(flags):
-                return torch.mul(tensor, scale, out=out)
-            return out.copy_(tensor)
-
-        return map_tensors(self.sets[base], copy)
-
-
 def last_level_cache_bytes():
     """Size of the largest CPU cache cpu0 reports, or None when unreadable."""
     largest = None
@@ -176,7 +139,8 @@ class CpuBackend:
         self.synchronize()
         return now_ns() - start
 
-    def time_calls(self, fn, fresh_inputs, warmup, calls, traced=(), trace=None, flush=False, after_call=None):
+    def time_calls(self, fn, fresh_inputs, warmup, calls, traced=(), trace=None, flush=False, after_call=None,
+                   keep=None):
         """Runs `warmup` untimed then `calls` timed calls; call i (counting the
         untimed ones) is fn(fresh_inputs(i)).
 
@@ -188,7 +152,9 @@ class CpuBackend:
         nanoseconds together; each timed call's output, copied as copy_out
         does; the traced positions' op counts). `after_call`, when given,
         runs after every call, outside its timer (the candidate's lease
-        check, python/kgym_worker_lease.py)."""
+        check, python/kgym_worker_lease.py). `keep(output, slot)`, when
+        given, takes each timed call's output instead of copy_out (the
+        `time` op writes it into the batch's sealed output file)."""
         after_call = after_call or (lambda: None)
         traced = set(traced) if trace is not None else set()
         samples, kept, traces, untimed_ns = [], [], [], 0
@@ -218,7 +184,7 @@ class CpuBackend:
                 if timed:
                     samples.append(None)
             if timed:
-                kept.append(self.copy_out(output, position - warmup))
+                kept.append((keep or self.copy_out)(output, position - warmup))
             del output, args
             after_call()
         return samples, untimed_ns, kept, traces

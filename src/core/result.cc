@@ -287,6 +287,13 @@ json to_json(const CaseResult& r) {
                         {"measure_s", optional_json(p.measure_s)},
                         {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
                         {"rounds_ms", p.rounds_ms}};
+    if (!p.clock.empty()) j["performance"]["clock"] = p.clock;
+    if (p.inputs) {
+      j["performance"]["inputs"] = {{"seed", p.inputs->seed},
+                                    {"sets", p.inputs->sets},
+                                    {"megabytes", p.inputs->megabytes},
+                                    {"make_s", p.inputs->make_s}};
+    }
     if (!p.speedup_vs.empty()) {
       json vs = json::object();
       for (const BaselineSpeedup& b : p.speedup_vs) vs[b.name] = baseline_json(b);
@@ -447,6 +454,13 @@ CaseResult result_from_json(const json& j) {
     perf.measure_s = optional_at<double>(p, "measure_s");
     perf.foreign_cpu_share = optional_at<double>(p, "foreign_cpu_share");
     perf.rounds_ms = p.value("rounds_ms", std::vector<std::vector<double>>{});
+    perf.clock = p.value("clock", "");
+    if (auto in = p.find("inputs"); in != p.end() && in->is_object()) {
+      perf.inputs = TimedInputs{.seed = in->value("seed", ""),
+                                .sets = in->value("sets", 0),
+                                .megabytes = in->value("megabytes", 0.0),
+                                .make_s = in->value("make_s", 0.0)};
+    }
     if (auto vs = p.find("speedup_vs"); vs != p.end() && vs->is_object()) {
       for (const auto& [name, entry] : vs->items()) perf.speedup_vs.push_back(baseline_from(name, entry));
     }

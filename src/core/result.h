@@ -104,6 +104,16 @@ struct BaselineSpeedup {
   std::string unavailable;  // why it was not timed ("" when it was)
 };
 
+// The timed calls' input sets: each drawn from the problem's get_inputs()
+// under a seed of its own, the seeds following from one drawn from the
+// operating system's cryptographic source for this verification.
+struct TimedInputs {
+  std::string seed;  // decimal; seeds the first set's seed (verify/timing_session.h)
+  int sets = 0;      // sets drawn, for every call of either side
+  double megabytes = 0;
+  double make_s = 0;  // the reference worker drawing them, on the parent's clock
+};
+
 struct Performance {
   TimingSide reference;
   TimingSide candidate;
@@ -126,6 +136,12 @@ struct Performance {
   // candidate twin} batch medians in ms, what the speedup and the noise
   // floors come from.
   std::vector<std::vector<double>> rounds_ms;
+  std::optional<TimedInputs> inputs;
+  // Whose clock the figures are: "parent" (the parent's around each batch,
+  // less the harness the reference spent) or "worker_bounded" (the
+  // workers' over all their calls, bounded by the parent's); "" in records
+  // older than the distinction.
+  std::string clock;
   // The other baselines asked for, in the order asked.
   std::vector<BaselineSpeedup> speedup_vs;
   const BaselineSpeedup* against(std::string_view baseline) const;

@@ -128,8 +128,12 @@ std::optional<CheatFinding> layout_finding(const json& candidate, const json& re
   return std::nullopt;
 }
 
-std::optional<CheatFinding> op_trace_finding(const json& candidate, const Backend& backend) {
+std::optional<CheatFinding> op_trace_finding(const json& candidate, const Backend& backend, bool trace_expected) {
   auto it = candidate.find("op_trace");
+  if (trace_expected && (it == candidate.end() || !it->is_object()))
+    return CheatFinding{"runtime.op_trace", "runtime",
+                        "a traced forward came back without an op trace, on a torch whose dispatcher the reference's "
+                        "worker traces: the candidate switched the trace off"};
   if (it == candidate.end() || !it->is_object()) return std::nullopt;
   std::vector<std::string> compute;
   for (const auto& [op, count] : it->items()) {
@@ -154,7 +158,7 @@ bool is_glue_op(const Backend& backend, std::string_view op) {
 }
 
 std::optional<CheatFinding> runtime_finding(const json& candidate, const json& reference,
-                                            const Backend& backend) {
+                                            const Backend& backend, bool trace_expected) {
   if (!candidate.is_object()) return std::nullopt;
   const json empty = json::object();
   const json& ref = reference.is_object() ? reference : empty;
@@ -163,7 +167,7 @@ std::optional<CheatFinding> runtime_finding(const json& candidate, const json& r
     return f;
   if (auto f = alias_finding(candidate, ref)) return f;
   if (auto f = layout_finding(candidate, ref)) return f;
-  return op_trace_finding(candidate, backend);
+  return op_trace_finding(candidate, backend, trace_expected);
 }
 
 void add_op_trace(RuntimeTrace& trace, const json& runtime_facts) {

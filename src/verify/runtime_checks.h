@@ -32,9 +32,11 @@ bool is_glue_op(const Backend& backend, std::string_view op);
 // op_trace}); a behaviour the reference shows too (an in-place reference,
 // one that returns its input) is not held against the candidate. Rules:
 // runtime.input_mutation, runtime.output_alias, runtime.output_layout,
-// runtime.op_trace.
+// runtime.op_trace. With `trace_expected` (the call was traced and the
+// reference's worker, on the same torch, can trace), a trace that came back
+// null is runtime.op_trace too: the candidate switched it off.
 std::optional<CheatFinding> runtime_finding(const nlohmann::json& candidate, const nlohmann::json& reference,
-                                            const Backend& backend);
+                                            const Backend& backend, bool trace_expected = false);
 
 // Adds one reply's op counts to the trace record.
 void add_op_trace(RuntimeTrace& trace, const nlohmann::json& runtime_facts);

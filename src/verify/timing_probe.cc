@@ -26,24 +26,27 @@ double low_quantile(std::vector<double> ns) {
 }  // namespace
 
 // Calls of the reference and the candidate on a set the candidate has
-// already seen (drawn again from its seed and scaled by its factor) and on
-// unseen sets (fresh draws from get_inputs(), scaled like every timed set),
-// mixed in batches like the timed ones, so nothing tells the candidate it
-// is probed, and both kinds of call share each batch's conditions. Which
-// positions get the seen set is drawn for every batch: a fixed alternation
-// could fall in step with another process's time slices on a loaded
-// machine and make either kind look slow.
+// already seen (the same file, handed again) and on unseen sets (fresh
+// draws from get_inputs()), mixed in batches like the timed ones, so
+// nothing in a call tells the candidate it is probed, and both kinds of
+// call share each batch's conditions. Which positions get the seen set is
+// drawn for every batch: a fixed alternation could fall in step with
+// another process's time slices on a loaded machine and make either kind
+// look slow. The kinds are told apart by the workers' own per-call clocks:
+// the probe looks for a remembered output, it does not make the figure
+// (a candidate that hides its memo here gains nothing from it in the
+// timed rounds, where no set comes twice).
 bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, MemoProbe& probe) {
-  const DerivedSet& seen = seen_in.calls.at(static_cast<std::size_t>(
+  const auto seen = seen_in.calls.at(static_cast<std::size_t>(
       std::uniform_int_distribution<int>(warmup, static_cast<int>(seen_in.calls.size()) - 1)(rng_)));
-  const std::uint64_t seen_seed = seen_in.pool->seeds.at(static_cast<std::size_t>(seen.base));
+  const auto& seen_file = seen_in.files.at(static_cast<std::size_t>(seen.first));
   std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
   // Where sets are costly (tens of MB each: making one can take 50x a
   // call), the probe takes half the batches rather than more than half the
   // timing's budget; where calls are (a forward of seconds), it takes as
   // few batches, and then calls, as fit the budget: one batch of four timed
   // calls at the least, two on the seen set and two on unseen ones.
-  double per_set_ns = sets_drawn_ > 0 ? make_ns_ / static_cast<double>(sets_drawn_) : 0;
+  double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
   double per_call_ns = median(reference_).value_or(0);
   double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
   int calls = kProbeCalls;
@@ -54,28 +57,23 @@ bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, Memo
   if (cost() > budget_ns) calls = kProbeCalls / 2;
   const int n = 1 + calls;
   const int unseen = n - calls / 2;  // the untimed call's set is unseen too
-  const auto began = SteadyClock::now();
+  const auto began = now_ns();
   const double make_before_ns = make_ns_;
   for (int batch_index = 0; batch_index < batches; ++batch_index) {
-    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(1 + unseen), 0);
-    seeds[0] = seen_seed;
-    auto pool = make_pool(std::move(seeds));
-    if (!pool) return false;
+    auto fresh = make_sets({unseen});
+    if (!fresh) return false;
     // Position 0 is untimed; half of the others get the seen set.
     std::vector<int> positions(static_cast<std::size_t>(calls));
     std::iota(positions.begin(), positions.end(), 1);
     std::shuffle(positions.begin(), positions.end(), rng_);
-    BatchSets sets{.pool = &*pool, .calls = std::vector<DerivedSet>(static_cast<std::size_t>(n))};
     std::vector<bool> was_seen(static_cast<std::size_t>(n), false);
     for (int k = 0; k < calls / 2; ++k) was_seen[static_cast<std::size_t>(positions[k])] = true;
-    int fresh = 1;
-    for (int p = 0; p < n; ++p) {
-      sets.calls[static_cast<std::size_t>(p)] =
-          was_seen[static_cast<std::size_t>(p)] ? DerivedSet{0, seen.scale} : DerivedSet{fresh++, next_scale()};
-    }
-    std::string none(static_cast<std::size_t>(n), '\0');
+    BatchSets sets{.files = {seen_file, (*fresh)[0]}, .calls = {}};
+    int next = 0;
+    for (int p = 0; p < n; ++p)
+      sets.calls.push_back(was_seen[static_cast<std::size_t>(p)] ? std::pair{0, seen.second} : std::pair{1, next++});
     for (Role side : {Role::kReference, Role::kCandidate}) {
-      auto b = batch(side, sets, none, 1, calls, "probing for memoization");
+      auto b = batch(side, sets, std::string(static_cast<std::size_t>(n), '\0'), 1, calls, "probing for memoization");
       if (!b) return false;
       for (std::size_t k = 0; k < b->ns.size(); ++k) {
         auto& into = side == Role::kReference ? (was_seen[k + 1] ? ref_seen : ref_unseen)

@@ -12,6 +12,7 @@
 
 #include "core/backend.h"
 #include "util/seed_mix.h"
+#include "util/sealed_memory.h"
 #include "verify/runtime_checks.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
@@ -20,38 +21,119 @@
 namespace kgym::verify::timing_internal {
 
 std::string BatchSets::describe(int position) const {
-  const DerivedSet& set = calls.at(static_cast<std::size_t>(position));
-  return fmt::format("set of seed {} scaled by {:.17g}", pool->seeds.at(static_cast<std::size_t>(set.base)),
-                     set.scale);
+  auto [file, set] = calls.at(static_cast<std::size_t>(position));
+  return fmt::format("set of seed {}", files.at(static_cast<std::size_t>(file))->seeds.at(static_cast<std::size_t>(set)));
 }
 
-std::optional<Pool> TimingSession::make_pool(std::vector<std::uint64_t> seeds) {
-  for (auto& seed : seeds) {
-    if (seed == 0) seed = util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1;
+std::optional<std::vector<std::shared_ptr<const SetFile>>> TimingSession::make_sets(const std::vector<int>& counts) {
+  auto groups = nlohmann::json::array();
+  std::vector<std::vector<std::uint64_t>> seeds;
+  for (int count : counts) {
+    auto& group = seeds.emplace_back();
+    for (int i = 0; i < count; ++i) group.push_back(util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1);
+    groups.push_back(group);
   }
   Message request;
-  request.header = {{"op", "sets"}, {"groups", nlohmann::json::array({seeds})}};
-  auto sent = SteadyClock::now();
+  request.header = {{"op", "sets"}, {"groups", std::move(groups)}};
+  auto sent = now_ns();
   auto reply = exchange_(Role::kReference, request, "making input sets");
   if (!reply) return std::nullopt;
   make_ns_ += elapsed_ns(sent);
-  sets_drawn_ += seeds.size();
-  if (reply->payloads.size() != 1) return std::nullopt;
-  return Pool{.id = ++pools_made_, .seeds = std::move(seeds), .blob = std::move(reply->payloads[0])};
+  const auto& described = reply->header.value("groups", nlohmann::json::array());
+  if (described.size() != counts.size() || reply->fds.size() != counts.size()) {
+    note_("timing: the reference answered `sets` without a file per group");
+    return std::nullopt;
+  }
+  std::vector<std::shared_ptr<const SetFile>> files;
+  for (std::size_t g = 0; g < counts.size(); ++g) {
+    // The reference is trusted, but a file that is not sealed could still
+    // be changed by whoever else holds it: refused like a broken reply.
+    if (!util::is_sealed(reply->fds[g]->get())) {
+      note_("timing: the reference's input sets arrived unsealed");
+      return std::nullopt;
+    }
+    const auto& layouts = described[g].value("sets", nlohmann::json::array());
+    if (layouts.size() != static_cast<std::size_t>(counts[g])) return std::nullopt;
+    set_bytes_ += described[g].value("bytes", 0.0);
+    files.push_back(std::make_shared<const SetFile>(SetFile{reply->fds[g], layouts, std::move(seeds[g])}));
+  }
+  return files;
 }
 
-// A factor in [0.5, 1) from `set_seeds`, so that a mismatch names the set
-// it was found on; scaling down keeps bounded inputs in their bounds.
-double TimingSession::next_scale() {
-  std::uint64_t bits = util::splitmix64(inputs_.set_seeds ^ 0x5ca1ab1e5ca1ab1eULL ^ ++scales_made_);
-  return 0.5 + static_cast<double>(bits >> 11) * 0x1.0p-54;
-}
-
-BatchSets TimingSession::derive(Pool& pool, int calls) {
-  BatchSets sets{.pool = &pool};
-  std::uniform_int_distribution<int> base(0, static_cast<int>(pool.seeds.size()) - 1);
-  for (int i = 0; i < calls; ++i) sets.calls.push_back({base(rng_), next_scale()});
+BatchSets TimingSession::whole(std::shared_ptr<const SetFile> file) {
+  BatchSets sets;
+  for (std::size_t i = 0; i < file->seeds.size(); ++i) sets.calls.emplace_back(0, static_cast<int>(i));
+  sets.files.push_back(std::move(file));
   return sets;
+}
+
+namespace {
+
+// A time or trace request: the sets' files travel with it, their layouts in
+// "files", the set of each call in "positions".
+Message sets_request(const char* op, const BatchSets& sets) {
+  Message request;
+  auto files = nlohmann::json::array();
+  for (const auto& file : sets.files) {
+    files.push_back(file->layouts);
+    request.fds.push_back(file->fd);
+  }
+  auto positions = nlohmann::json::array();
+  for (auto [file, set] : sets.calls) positions.push_back({file, set});
+  request.header = {{"op", op}, {"files", std::move(files)}, {"positions", std::move(positions)}};
+  return request;
+}
+
+}  // namespace
+
+std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, const std::string& mask, int warmup,
+                                          int calls, std::string_view what) {
+  Message request = sets_request("time", sets);
+  request.payloads = {mask};
+  request.header["calls"] = calls;
+  request.header["warmup"] = warmup;
+  request.header["cache_flush"] = timing_.cache_flush;
+  auto sent = now_ns();
+  auto reply = exchange_(side, request, what);
+  if (!reply) return std::nullopt;
+  Batch b;
+  b.outer_ns = elapsed_ns(sent);
+  b.positions = warmup + calls;
+  for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
+    if (ns.is_number()) b.ns.push_back(ns.get<double>());
+  }
+  b.untimed_ns = number(reply->header, "untimed_ns");
+  b.worker_ns = number(reply->header, "elapsed_ns");
+  b.cpu_ns = number(reply->header, "cpu_ns");
+  b.output_layouts = reply->header.value("outputs", nlohmann::json::array());
+  b.traced = reply->header.value("traced", nlohmann::json::array());
+  // The outputs must arrive sealed: then nothing the worker does after its
+  // reply (a thread left running, say) can change what is compared.
+  auto view = reply->fds.empty() ? std::unexpected(std::string("no outputs were passed"))
+                                 : util::SealedView::map(reply->fds[0]->get());
+  if (!view || b.output_layouts.size() != static_cast<std::size_t>(calls)) {
+    std::string why = !view ? view.error()
+                            : fmt::format("{} calls' outputs described for {} calls", b.output_layouts.size(), calls);
+    if (is_candidate(side)) {
+      fail(CheatFinding{"runtime.output_channel", "runtime",
+                        fmt::format("the outputs of a batch while {} came back in a form kgym cannot trust: {}", what, why)});
+    } else {
+      note_(fmt::format("timing: the {} worker's outputs while {}: {}", role_name(side), what, why));
+    }
+    return std::nullopt;
+  }
+  b.outputs = std::make_shared<const util::SealedView>(std::move(*view));
+  // Every batch, warm-up and probe included, counts for the clocks.
+  ClockTotals& clock = clocks_[is_candidate(side) ? 1 : 0];
+  clock.outer_ns += b.outer_ns;
+  clock.worker_ns += b.worker_ns;
+  for (double ns : b.ns) clock.inner_ns += ns;
+  clock.calls += static_cast<int>(b.ns.size());
+  clock.batches += 1;
+  clock.gap_ns.push_back(b.outer_ns - b.worker_ns);
+  clock.gap_share.push_back(b.outer_ns > 0 ? (b.outer_ns - b.worker_ns) / b.outer_ns : 0);
+  if (is_candidate(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
+  return b;
 }
 
 // One traced call in (a share of) the batches, at a position the parent
@@ -66,54 +148,14 @@ std::string TimingSession::trace_mask(int warmup, int calls) {
   return mask;
 }
 
-std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, const std::string& mask,
-                                          int warmup, int calls, std::string_view what) {
-  Message request;
-  auto derived = nlohmann::json::array();
-  for (const DerivedSet& set : sets.calls) derived.push_back({set.base, set.scale});
-  request.header = {{"op", "time"},     {"calls", calls},       {"warmup", warmup},
-                    {"pool", sets.pool->id}, {"derive", std::move(derived)}, {"cache_flush", timing_.cache_flush}};
-  // The pool travels once to each worker; a worker holds one pool.
-  Pool& pool = *sets.pool;
-  bool hand = held_[index_of(side)] != pool.id;
-  request.payloads = {hand ? pool.blob : std::string(), mask};
-  auto sent = SteadyClock::now();
-  auto reply = exchange_(side, request, what);
-  if (!reply) return std::nullopt;
-  if (hand) {
-    held_[index_of(side)] = pool.id;
-    // Both workers of a sequence hold it: the parent's copy goes.
-    if (++pool.holders >= 2) std::string().swap(pool.blob);
-  }
-  Batch b;
-  b.outer_ns = elapsed_ns(sent);
-  b.positions = warmup + calls;
-  for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
-    if (ns.is_number()) b.ns.push_back(ns.get<double>());
-  }
-  b.untimed_ns = number(reply->header, "untimed_ns");
-  b.worker_ns = number(reply->header, "elapsed_ns");
-  b.cpu_ns = number(reply->header, "cpu_ns");
-  b.traced = reply->header.value("traced", nlohmann::json::array());
-  // Every batch, warm-up and probe included, counts for the clocks.
-  ClockTotals& clock = clocks_[is_candidate(side) ? 1 : 0];
-  clock.outer_ns += b.outer_ns;
-  clock.worker_ns += b.worker_ns;
-  for (double ns : b.ns) clock.inner_ns += ns;
-  clock.calls += static_cast<int>(b.ns.size());
-  clock.batches += 1;
-  clock.gap_ns.push_back(b.outer_ns - b.worker_ns);
-  clock.gap_share.push_back(b.outer_ns > 0 ? (b.outer_ns - b.worker_ns) / b.outer_ns : 0);
-  if (is_candidate(side) && inputs_.check_op_trace && !check_traces(side, b, what)) return std::nullopt;
-  return b;
-}
-
-// A traced call of the candidate that ran library compute: runtime.op_trace.
+// A traced call of the candidate that ran library compute, or came back
+// without a trace where the reference traces: runtime.op_trace.
 bool TimingSession::check_traces(Role side, const Batch& b, std::string_view what) {
   for (const auto& entry : b.traced) {
     ++traced_calls_;
-    nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json::object())}};
-    if (auto finding = runtime_finding(facts, nlohmann::json::object(), *inputs_.backend)) {
+    nlohmann::json facts = {{"op_trace", entry.value("op_trace", nlohmann::json())}};
+    if (auto finding =
+            runtime_finding(facts, nlohmann::json::object(), *inputs_.backend, inputs_.trace_expected)) {
       finding->evidence =
           fmt::format("call {} of a batch while {}{}: {}", entry.value("position", -1), what,
                       side == Role::kCandidateTwin ? " (candidate twin)" : "", finding->evidence);
@@ -124,96 +166,77 @@ bool TimingSession::check_traces(Role side, const Batch& b, std::string_view wha
   return true;
 }
 
-// Untimed rounds of `warmup` calls until two consecutive round medians agree
-// within kWarmupStable (bounded by rounds and a quarter of the budget).
-bool TimingSession::warm_up(Role side, double& per_call_ns) {
+// Untimed rounds of `warmup` calls on every side until two consecutive
+// round medians agree within kWarmupStable on each (bounded by rounds and a
+// quarter of the budget).
+bool TimingSession::warm_up(std::array<double, kSides>& per_call_ns) {
   int calls = std::max(2, timing_.warmup);
-  Pool& pool = pools_[first_sequence(side) ? 0 : 1];
-  // The batch that hands the worker its pool also loads it: one call, not
-  // counted.
-  if (held_[index_of(side)] != pool.id && !batch(side, derive(pool, 1), trace_mask(0, 1), 0, 1, "warming up"))
-    return false;
-  std::optional<double> previous;
+  std::array<std::optional<double>, kSides> previous;
   for (int round = 0; round < kMaxWarmupRounds; ++round) {
-    auto b = batch(side, derive(pool, calls), trace_mask(0, calls), 0, calls, "warming up");
-    if (!b) return false;
-    // What a call costs the budget: the parent's clock also sees cloning,
-    // cache flushing and the request itself.
-    double inner = median(b->ns).value_or(0);
-    per_call_ns = std::max(inner, b->outer_ns / calls);
-    bool stable = previous && std::abs(inner - *previous) <= kWarmupStable * *previous;
+    auto files = make_sets({calls, calls});
+    if (!files) return false;
+    bool all_stable = true;
+    for (Role side : kAllSides) {
+      auto b = batch(side, whole((*files)[first_sequence(side) ? 0 : 1]), trace_mask(0, calls), 0, calls,
+                     "warming up");
+      if (!b) return false;
+      // What a call costs the budget: the parent's clock also sees the
+      // request, the sets' mapping and the outputs' copy.
+      double inner = median(b->ns).value_or(0);
+      per_call_ns[index_of(side)] = std::max(inner, b->outer_ns / calls);
+      if (!is_candidate(side) && b->outer_ns > 0)
+        harness_share_[first_sequence(side) ? 0 : 1] = std::max(0.0, b->outer_ns - b->calls_ns()) / b->outer_ns;
+      auto& before = previous[index_of(side)];
+      all_stable = all_stable && before && std::abs(inner - *before) <= kWarmupStable * *before;
+      before = inner;
+    }
     bool spent = elapsed_ns(start_) - make_ns_ > std::chrono::duration<double, std::nano>(timing_.budget).count() / 4;
-    if (timing_.warmup == 0 || stable || spent) break;
-    previous = inner;
+    if (timing_.warmup == 0 || all_stable || spent) break;
   }
   return true;
 }
 
-std::string TimingSession::compare(const Message& reference, const Message& candidate) {
-  const auto& ref_calls = reference.header.value("calls", nlohmann::json::array());
-  const auto& cand_calls = candidate.header.value("calls", nlohmann::json::array());
-  if (ref_calls.size() != cand_calls.size()) return "the candidate returned other calls than asked for";
-  std::size_t ref_payload = 0, cand_payload = 0;
-  for (std::size_t c = 0; c < ref_calls.size(); ++c) {
-    const auto& ref_outputs = ref_calls[c].value("outputs", nlohmann::json::array());
-    const auto& cand_outputs = cand_calls[c].value("outputs", nlohmann::json::array());
-    if (ref_outputs.size() != cand_outputs.size() ||
-        reference.payloads.size() < ref_payload + ref_outputs.size() ||
-        candidate.payloads.size() < cand_payload + cand_outputs.size()) {
-      return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
-    }
-    for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
-      TensorBytes b{ref_outputs[i].value("dtype", ""),
-                    ref_outputs[i].value("shape", std::vector<std::int64_t>{}),
-                    reference.payloads[ref_payload++]};
-      TensorBytes a{cand_outputs[i].value("dtype", ""),
-                    cand_outputs[i].value("shape", std::vector<std::int64_t>{}),
-                    candidate.payloads[cand_payload++]};
-      Tolerance tolerance = tolerance_for(config_.tolerances, b.dtype, backend_of(config_));
-      auto cmp = compare_tensors(a, b, scaled_tolerance(tolerance, b));
-      if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
-    }
+// Timed call `call`'s outputs of two batches, compared as the correctness
+// phase compares them; "" when they match.
+std::string TimingSession::compare(const Batch& reference, const Batch& candidate, int call) {
+  const auto& ref_outputs = reference.output_layouts.at(static_cast<std::size_t>(call));
+  const auto& cand_outputs = candidate.output_layouts.at(static_cast<std::size_t>(call));
+  if (!ref_outputs.is_array() || !cand_outputs.is_array() || ref_outputs.size() != cand_outputs.size())
+    return fmt::format("{} outputs, the reference {}", cand_outputs.size(), ref_outputs.size());
+  auto tensor = [](const Batch& from, const nlohmann::json& described) -> std::expected<TensorBytes, std::string> {
+    auto bytes = from.outputs->slice(described.value("offset", std::uint64_t{0}),
+                                     described.value("nbytes", std::uint64_t{0}));
+    if (!bytes) return std::unexpected(bytes.error());
+    return TensorBytes{described.value("dtype", ""), described.value("shape", std::vector<std::int64_t>{}), *bytes};
+  };
+  for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
+    auto b = tensor(reference, ref_outputs[i]);
+    auto a = tensor(candidate, cand_outputs[i]);
+    if (!b) return fmt::format("output {}: the reference's {}", i, b.error());
+    if (!a) return fmt::format("output {}: {}", i, a.error());
+    Tolerance tolerance = tolerance_for(config_.tolerances, b->dtype, backend_of(config_));
+    auto cmp = compare_tensors(*a, *b, scaled_tolerance(tolerance, *b));
+    if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
   }
   return "";
 }
 
 // After all four batches of a round ran, the parent draws which timed calls
-// it compares: each side's kept output of those calls, the candidate's
+// it compares: each side's sealed output of those calls, the candidate's
 // against the reference's for the same input set, the candidate twin's
-// against the reference twin's.
+// against the reference twin's. Every output left its worker with the
+// reply, so the draw is made when nothing can be changed any more.
 bool TimingSession::check_outputs(int round, int calls, const std::array<const BatchSets*, kSides>& sets,
-                                  int warmup) {
+                                  const std::array<std::optional<Batch>, kSides>& taken, int warmup) {
   std::set<int> chosen;
   std::uniform_int_distribution<int> pick(0, calls - 1);
   while (static_cast<int>(chosen.size()) < std::min(kCheckedCalls, calls)) chosen.insert(pick(rng_));
-  Message fetch;
-  fetch.header = {{"op", "fetch"}, {"calls", std::vector<int>(chosen.begin(), chosen.end())}};
-  std::array<std::optional<Message>, kSides> got;
-  for (Role side : kAllSides) {
-    got[index_of(side)] = exchange_(side, fetch, "fetching timed outputs");
-    if (!got[index_of(side)]) return false;
-  }
   checked_calls_ += static_cast<int>(chosen.size());
   for (auto [reference, candidate] :
        {std::pair{Role::kReference, Role::kCandidate}, std::pair{Role::kTwin, Role::kCandidateTwin}}) {
-    // Compared one call at a time, so that the failure names the call.
     for (int position : chosen) {
-      Message one_ref, one_cand;
-      auto select = [position](const Message& all, Message& one) {
-        std::size_t payload = 0;
-        for (const auto& call : all.header.value("calls", nlohmann::json::array())) {
-          std::size_t n = call.value("outputs", nlohmann::json::array()).size();
-          if (call.value("position", -1) == position) {
-            one.header["calls"] = nlohmann::json::array({call});
-            for (std::size_t i = 0; i < n && payload + i < all.payloads.size(); ++i)
-              one.payloads.push_back(all.payloads[payload + i]);
-          }
-          payload += n;
-        }
-      };
-      select(*got[index_of(reference)], one_ref);
-      select(*got[index_of(candidate)], one_cand);
-      if (auto problem = compare(one_ref, one_cand); !problem.empty()) {
+      if (auto problem = compare(*taken[index_of(reference)], *taken[index_of(candidate)], position);
+          !problem.empty()) {
         std::string set = sets[index_of(candidate)]->describe(warmup + position);
         bool twin = candidate == Role::kCandidateTwin;
         note_(fmt::format("timed call {} of round {} differs{}: {}", position, round,
@@ -227,7 +250,13 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const B
   return true;
 }
 
-void TimingSession::account(int round, const std::array<std::optional<Batch>, kSides>& taken) {
+// Each side's figure for the round: its batch on the parent's clock, less
+// the harness's share — what the reference worker of the same sets spent
+// around its calls in this round (the request, mapping the sets, copying
+// the outputs out, sealing them) — per call. The reference is trusted to
+// say how long its own calls took, so its figure is its own calls; nothing
+// the candidate's process says enters the candidate's.
+void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>& taken) {
   (void)round;
   auto outside = [&](Role side) {
     const Batch& b = *taken[index_of(side)];
@@ -239,11 +268,29 @@ void TimingSession::account(int round, const std::array<std::optional<Batch>, kS
   overhead_.excess_ns.push_back(outside(Role::kCandidateTwin) - outside(Role::kTwin));
   overhead_.aa_ns.push_back(outside(Role::kTwin) - outside(Role::kReference));
   overhead_.reference_ns.push_back(outside(Role::kReference));
+  std::array<double, 2> harness{};
+  for (Role trusted : {Role::kReference, Role::kTwin}) {
+    const Batch& b = *taken[index_of(trusted)];
+    harness[first_sequence(trusted) ? 0 : 1] = std::max(0.0, b.outer_ns - b.calls_ns());
+  }
   for (Role side : kAllSides) {
-    const Batch& b = *taken[index_of(side)];
-    rounds_[index_of(side)].push_back(b.ns);
-    auto& samples = is_candidate(side) ? candidate_ : reference_;
-    samples.insert(samples.end(), b.ns.begin(), b.ns.end());
+    Batch& b = *taken[index_of(side)];
+    if (!parent_clock_) {
+      // Where the harness outweighs the calls, the worker's own clock over
+      // all its calls, untimed ones included; the parent's clock bounds it
+      // (clock_finding) over the whole timing.
+      b.figure_ns = b.calls_ns() / std::max(1, b.positions);
+      rounds_[index_of(side)].push_back({b.figure_ns});
+      (is_candidate(side) ? candidate_ : reference_).push_back(b.figure_ns);
+      workers_cpu_ns_ += b.cpu_ns;
+      continue;
+    }
+    double own = b.outer_ns - harness[first_sequence(side) ? 0 : 1];
+    // A batch cannot take less than a nanosecond a call, whatever the
+    // harness's median says.
+    b.figure_ns = std::max(own, static_cast<double>(b.positions)) / std::max(1, b.positions);
+    rounds_[index_of(side)].push_back({b.figure_ns});
+    (is_candidate(side) ? candidate_ : reference_).push_back(b.figure_ns);
     workers_cpu_ns_ += b.cpu_ns;
   }
 }
@@ -262,22 +309,21 @@ TimingOutcome TimingSession::run() {
     if (outcome_.cheat || !outcome_.mismatch.empty()) return std::move(outcome_);
     return TimingOutcome{.call_failed = true};
   };
-  // One pool per sequence, made before any call; every call's set derives
-  // from it.
-  for (Pool& pool : pools_) {
-    auto made = make_pool(std::vector<std::uint64_t>(kPoolSets, 0));
-    if (!made) return failed();
-    pool = std::move(*made);
-  }
-  const double pool_ms = make_ns_ / 1e6;
   std::array<double, kSides> per_call_ns{};
-  for (Role side : kAllSides) {
-    if (!warm_up(side, per_call_ns[index_of(side)])) return failed();
-  }
+  if (!warm_up(per_call_ns)) return failed();
+  const double warm_make_ms = make_ns_ / 1e6;
+  // The figure is the parent's clock where the harness around the calls
+  // (measured on the reference's last warm-up batch of each sequence) is a
+  // small share of a batch; where it is most of it, the difference of two
+  // large times would be noise, and the figure is the worker's own clock
+  // over all its calls, bounded by the parent's (docs/anti-cheat.md).
+  const double harness_share = std::max(harness_share_[0], harness_share_[1]);
+  parent_clock_ = harness_share <= kParentClockHarnessShare;
+  note_(fmt::format("timing: the harness took {:.0f} % of the reference's warm batches; the figure is {}",
+                    harness_share * 100,
+                    parent_clock_ ? "the parent's clock" : "the workers' own clocks, bounded by the parent's"));
   // Batches long enough to amortize a request, short enough that there are
-  // many of them for the alternation to cancel drift. Each call position of
-  // a round runs four calls (a derived set's copy is in each call's time on
-  // the parent's clock).
+  // many of them for the alternation to cancel drift.
   const int max_reps = std::max(2, timing_.max_repetitions);
   const int min_samples = std::clamp(timing_.min_samples, 2, max_reps);
   const double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
@@ -290,15 +336,16 @@ TimingOutcome TimingSession::run() {
   // The workers share the cores, so each batch begins with another's data
   // in the caches: measured on the 1 MB ScaleShift sample at 4x its
   // batch size, the first call after the switch took 2.2x the steady time,
-  // the second 1.3x, the third 1.08x. A few untimed calls at the start of
-  // every batch make each side's batch median its warm, steady time (with
-  // cache_flush every timed call starts cold anyway).
+  // the second 1.3x, the third 1.08x. A few untimed calls start every
+  // batch; they are in the batch's figure like every call, so the figure
+  // is a batch's mean call with its switch.
   const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
   note_(fmt::format(
       "timing: warm {:.3f} / {:.3f} / {:.3f} / {:.3f} ms per call (reference, candidate, their twins); "
-      "two pools of {} input sets took {:.1f} ms to make; batches of {} after {} untimed",
-      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, kPoolSets,
-      pool_ms, per_batch, rewarm));
+      "the warm-up's input sets took {:.1f} ms to make; batches of {} after {} untimed, every call on a "
+      "set of its own",
+      per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, warm_make_ms,
+      per_batch, rewarm));
 
   std::string stop_reason;
   stat_start_ = load_.read_stat();
@@ -314,8 +361,10 @@ TimingOutcome TimingSession::run() {
     // apart: nothing ran just before it).
     int sent = calls + 1;
     int n = rewarm + sent;
-    std::array<BatchSets, 2> sets = {derive(pools_[0], n), derive(pools_[1], n)};
+    auto files = make_sets({n, n});
+    if (!files) return failed();
     std::string mask = trace_mask(rewarm, sent);
+    std::array<BatchSets, 2> sets = {whole((*files)[0]), whole((*files)[1])};
     std::array<const BatchSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
     for (Role side : round_order(round)) {
@@ -328,12 +377,12 @@ TimingOutcome TimingSession::run() {
       }
     }
     // Outputs are checked in the first round and then in a share of the
-    // rounds drawn after they ran: all of them while fetching is cheap,
+    // rounds drawn after they ran: all of them while comparing is cheap,
     // fewer (never under kMinCheckShare) where outputs of tens of MB make
     // a check cost more than the round.
     if (round == 0 || std::bernoulli_distribution(check_share)(rng_)) {
-      auto checking = SteadyClock::now();
-      if (!check_outputs(round, sent, of_side, rewarm)) return failed();
+      auto checking = now_ns();
+      if (!check_outputs(round, sent, of_side, taken, rewarm)) return failed();
       double round_ns = 0;
       for (const auto& b : taken) round_ns += b->outer_ns;
       check_share = std::clamp(kCheckCost * round_ns / std::max(1.0, elapsed_ns(checking)), kMinCheckShare, 1.0);
@@ -355,7 +404,7 @@ TimingOutcome TimingSession::run() {
   }
   Performance perf = summarize(stop_reason);
   if (!probe_memoization(last_seen, rewarm, perf)) return failed();
-  perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  perf.measure_s = (now_ns() - start_) / 1e9;
   if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0),
                                  trusted_foreign_share_))
     fail(*found);
@@ -364,16 +413,21 @@ TimingOutcome TimingSession::run() {
                                              *bandwidth_gbs_, llc_bytes_))
       fail(*found);
   }
-  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_drawn_),
-                                 .derived_sets = static_cast<int>(scales_made_),
+  outcome_.counts = TimingCounts{.input_sets = static_cast<int>(sets_made_),
                                  .make_s = make_ns_ / 1e9,
                                  .checked_calls = checked_calls_,
                                  .traced_calls = traced_calls_};
-  note_(
-      fmt::format("timing integrity: {} input sets made in {:.3f} s, {} derived from them, {} timed outputs "
-                  "checked, {} calls traced; candidate batches {:.1f} ms on the parent's clock, {:.1f} ms on its own",
-                  sets_drawn_, make_ns_ / 1e9, scales_made_, checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6,
-                  clocks_[1].worker_ns / 1e6));
+  perf.clock = parent_clock_ ? "parent" : "worker_bounded";
+  perf.inputs = TimedInputs{.seed = std::to_string(inputs_.set_seeds),
+                            .sets = static_cast<int>(sets_made_),
+                            .megabytes = set_bytes_ / 1e6,
+                            .make_s = make_ns_ / 1e9};
+  note_(fmt::format(
+      "timing integrity: {} input sets drawn from get_inputs() ({:.1f} MB, {:.3f} s: {:.2f} ms per MB), "
+      "{} timed outputs checked, {} calls traced; candidate batches {:.1f} ms on the parent's clock, "
+      "{:.1f} ms on its own",
+      sets_made_, set_bytes_ / 1e6, make_ns_ / 1e9, set_bytes_ > 0 ? make_ns_ / 1e6 / (set_bytes_ / 1e6) : 0.0,
+      checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6, clocks_[1].worker_ns / 1e6));
   outcome_.performance = std::move(perf);
   return std::move(outcome_);
 }
@@ -418,7 +472,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
     perf.rounds_ms.push_back(std::move(round_ms));
   }
   perf.memory_bandwidth_gbs = bandwidth_gbs_;
-  perf.measure_s = std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  perf.measure_s = (now_ns() - start_) / 1e9;
   auto flag = [&](bool raised, const char* name) {
     if (raised) perf.flags.push_back(name);
   };
@@ -454,9 +508,16 @@ std::array<Role, 4> round_order(int round) {
   return {kCandidateTwin, kTwin, kCandidate, kReference};
 }
 
+TimingClock steady_clock_ns() {
+  return [] {
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+}
+
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load) {
-  return timing_internal::TimingSession(config, inputs, exchange, note, load).run();
+                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load,
+                         TimingClock clock) {
+  return timing_internal::TimingSession(config, inputs, exchange, note, load, std::move(clock)).run();
 }
 
 }  // namespace kgym::verify

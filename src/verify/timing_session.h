@@ -31,24 +31,28 @@ namespace kgym::verify {
 using Exchange =
     std::function<std::optional<Message>(Role side, const Message& request, std::string_view what)>;
 
-// What the timing needs of the verification: every timed and warm-up call
-// gets an input set of its own, derived from a pool the reference worker
-// draws (op `sets`) from the problem's get_inputs() under seeds of
-// `set_seeds` (timing_session_internal.h, `DerivedSet`), so no call of
-// either side sees values an earlier one saw.
+// What the timing needs of the verification: every warm-up, timed, traced
+// and probe call of either side gets an input set of its own, which the
+// reference worker draws (op `sets`) from the problem's get_inputs() under
+// a seed of its own, the seeds following from `set_seeds`; no set is
+// derived from another. The sets travel in sealed shared memory with the
+// request of the batch that uses them (timing_session_internal.h, `SetFile`).
 struct TimingInputs {
   std::uint64_t output_bytes = 0;  // bytes of one call's outputs
   std::uint64_t set_bytes = 0;     // bytes of one serialized input set
   std::uint64_t check_seed = 0;    // seeds the choice of checked and traced calls, with the OS's entropy
-  std::uint64_t set_seeds = 0;     // the first input set's seed; later ones follow from it
+  // Where the sets' seeds start: the verifier draws it from the kernel's
+  // cryptographic source (util/secure_random.h) and result.json records it
+  // after the timing (performance.inputs.seed).
+  std::uint64_t set_seeds = 0;
   const Backend* backend = &backend_named("cpu");  // for the op trace's glue allow-list
   bool check_op_trace = true;      // false when the candidate slot runs the reference itself
+  bool trace_expected = false;     // the reference's worker traces on this torch: a null trace is a finding
 };
 
 // What the timing did to keep its figures honest, for the log and tests.
 struct TimingCounts {
-  int input_sets = 0;     // sets drawn from get_inputs(): the pools of the rounds and the probes
-  int derived_sets = 0;   // sets calls got: a pool's set scaled by a factor of its own
+  int input_sets = 0;     // sets drawn from get_inputs(), one per call of either side
   double make_s = 0;      // making them, on the parent's clock
   int checked_calls = 0;  // timed calls whose outputs were compared
   int traced_calls = 0;   // calls of the candidate run under the op trace
@@ -83,8 +87,14 @@ struct CoreLoadProbe {
 };
 
 // Runs the timing phase. `note` receives one-line log entries.
+// The parent's clock, in nanoseconds: what every figure of the timing is
+// read from. Steady by default; tests pass a scripted one.
+using TimingClock = std::function<double()>;
+TimingClock steady_clock_ns();
+
 TimingOutcome run_timing(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load = {});
+                         const std::function<void(const std::string&)>& note, const CoreLoadProbe& load = {},
+                         TimingClock clock = {});
 
 // `contended`: other processes took more than this share of the leased
 // cores while timing ran, so both sides were preempted and the times (and

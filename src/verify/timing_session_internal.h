@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -14,11 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/sealed_memory.h"
+#include "util/unique_fd.h"
 #include "verify/timing_session.h"
 
 namespace kgym::verify::timing_internal {
 
-using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kMaxWarmupRounds = 8;
 constexpr double kWarmupStable = 0.05;  // consecutive warm-up medians within 5 %
@@ -33,7 +35,7 @@ constexpr int kMinRounds = 48;
 constexpr int kRoundsWanted = 100;
 constexpr int kRewarmCalls = 3;  // untimed calls that start each batch, at most
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
-// A batch's input sets and kept outputs stay below this in each worker.
+// A batch's input sets and outputs stay below this in each worker.
 constexpr std::uint64_t kBatchBytes = 64ULL << 20;
 // Timed calls per batch whose outputs are fetched and compared, chosen
 // after the batch ran.
@@ -54,6 +56,10 @@ constexpr double kTracedBatchShare = 1.0;
 // stay many (the timing phase grows by at most this share).
 constexpr double kMakingShare = 0.3;
 
+// The parent's clock is the figure when the harness takes at most this
+// share of the reference's batches.
+constexpr double kParentClockHarnessShare = 0.25;
+
 constexpr std::size_t kSides = 4;
 constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate, Role::kTwin,
                                                 Role::kCandidateTwin};
@@ -64,55 +70,43 @@ inline std::size_t index_of(Role side) { return static_cast<std::size_t>(side); 
 // remembered output for).
 inline bool first_sequence(Role side) { return side == Role::kReference || side == Role::kCandidate; }
 
+// A file of input sets the reference worker drew from the problem's
+// get_inputs(), each under a seed of its own, in sealed shared memory (op
+// `sets`, util/sealed_memory.h). It is handed to a worker with the request
+// of the batch that uses it, never earlier, and nobody can change it.
+struct SetFile {
+  std::shared_ptr<util::UniqueFd> fd;
+  nlohmann::json layouts;  // one per set, as the reference described it
+  std::vector<std::uint64_t> seeds;
+};
+
+// One batch's input sets: per call position, set `second` of file `first`.
+struct BatchSets {
+  std::vector<std::shared_ptr<const SetFile>> files;
+  std::vector<std::pair<int, int>> calls;
+  std::string describe(int position) const;  // "set of seed S", for a mismatch
+};
+
 struct Batch {
-  std::vector<double> ns;  // the timed calls that were not traced
-  double untimed_ns = 0;   // the worker's time for its warm-up and traced calls
+  std::vector<double> ns;  // the timed calls, on the worker's own clock
+  double untimed_ns = 0;   // the worker's time for its untimed calls
   double outer_ns = 0;     // the parent's clock around the request
   double worker_ns = 0;    // the worker's clock from the request's arrival to its reply
   double cpu_ns = 0;       // the worker's own CPU time over the batch, as it reports it
   int positions = 0;       // calls in the batch, untimed ones included
-  nlohmann::json traced;   // [{position, op_trace}]
+  double figure_ns = 0;    // per call, from the parent's clock (TimingSession::account)
+  // The timed calls' outputs, sealed before the reply: per call, where
+  // each output lies in `outputs`.
+  std::shared_ptr<const util::SealedView> outputs;
+  nlohmann::json output_layouts;
+  nlohmann::json traced;  // [{position, op_trace}]
+  // The worker's own time for all its calls.
+  double calls_ns() const {
+    double sum = untimed_ns;
+    for (double v : ns) sum += v;
+    return sum;
+  }
 };
-
-// Input sets drawn by the reference worker from the problem's get_inputs()
-// (op `sets`), each under a seed of its own, handed once to the workers of
-// one sequence and held there for many calls. Making a set of a
-// large problem (tens of MB) costs the reference's generator and three
-// copies through pipes, often 30x the call; so calls do not each get a set
-// of their own but a derived one (below).
-struct Pool {
-  int id = 0;
-  std::vector<std::uint64_t> seeds;
-  std::string blob;  // the serialized sets, until every worker of the sequence holds them
-  int holders = 0;
-};
-
-// The input set a call gets: set `base` of the held pool with every floating
-// tensor multiplied by `scale` (one factor in [0.5, 1) for the whole set, so
-// the relations a problem builds into its inputs hold: signs, zeros,
-// triangles, symmetry, bounds in [-1, 1], one tensor a multiple of another;
-// tensors of whole numbers stay as drawn). No two calls of a worker get the
-// same set, so a cache keyed by the inputs never hits; the one that keys by
-// the set's shape up to a factor does, and the memoization probe, whose
-// unseen sets are fresh draws, finds it.
-struct DerivedSet {
-  int base = 0;
-  double scale = 1;
-};
-
-// One batch's input sets: the pool and a derived set per call position.
-struct BatchSets {
-  Pool* pool = nullptr;
-  std::vector<DerivedSet> calls;
-  std::string describe(int position) const;  // "seed S scaled by F", for a mismatch
-};
-
-// Pool sets per sequence in the timed rounds.
-constexpr int kPoolSets = 2;
-
-inline double elapsed_ns(SteadyClock::time_point since) {
-  return std::chrono::duration<double, std::nano>(SteadyClock::now() - since).count();
-}
 
 inline double number(const nlohmann::json& header, const char* key) {
   auto it = header.find(key);
@@ -122,8 +116,9 @@ inline double number(const nlohmann::json& header, const char* key) {
 class TimingSession {
  public:
   TimingSession(const VerifierConfig& config, const TimingInputs& inputs, const Exchange& exchange,
-                const std::function<void(const std::string&)>& note, const CoreLoadProbe& load)
-      : config_(config),
+                const std::function<void(const std::string&)>& note, const CoreLoadProbe& load, TimingClock clock)
+      : clock_(clock ? std::move(clock) : steady_clock_ns()),
+        config_(config),
         timing_(config.timing),
         inputs_(inputs),
         exchange_(exchange),
@@ -137,22 +132,24 @@ class TimingSession {
   TimingOutcome run();
 
  private:
-  // Asks the reference worker for a pool of one set per seed; a zero seed
-  // is drawn from `set_seeds`.
-  std::optional<Pool> make_pool(std::vector<std::uint64_t> seeds);
-  // `calls` derived sets of `pool`, each base drawn and scaled anew.
-  BatchSets derive(Pool& pool, int calls);
-  double next_scale();
+  double now_ns() const { return clock_(); }
+  double elapsed_ns(double since_ns) const { return now_ns() - since_ns; }
+  // Asks the reference worker for one file per entry of `counts`, of that
+  // many sets, each under the next seed from `set_seeds`.
+  std::optional<std::vector<std::shared_ptr<const SetFile>>> make_sets(const std::vector<int>& counts);
+  // All positions of one batch on the sets of `file`, in order.
+  static BatchSets whole(std::shared_ptr<const SetFile> file);
   std::optional<Batch> batch(Role side, const BatchSets& sets, const std::string& mask, int warmup, int calls,
                              std::string_view what);
   std::string trace_mask(int warmup, int calls);
-  bool warm_up(Role side, double& per_call_ns);
   bool check_traces(Role side, const Batch& b, std::string_view what);
-  bool check_outputs(int round, int calls, const std::array<const BatchSets*, kSides>& sets, int warmup);
-  std::string compare(const Message& reference, const Message& candidate);
+  bool warm_up(std::array<double, kSides>& per_call_ns);
+  bool check_outputs(int round, int calls, const std::array<const BatchSets*, kSides>& sets,
+                     const std::array<std::optional<Batch>, kSides>& taken, int warmup);
+  std::string compare(const Batch& reference, const Batch& candidate, int call);
   bool memoization_probe(const BatchSets& seen_in, int warmup, MemoProbe& probe);
   bool probe_memoization(const BatchSets& seen_in, int warmup, const Performance& perf);
-  void account(int round, const std::array<std::optional<Batch>, kSides>& taken);
+  void account(int round, std::array<std::optional<Batch>, kSides>& taken);
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
     return geometric_mean_blocks(rounds_[index_of(Role::kReference)], rounds_[index_of(Role::kTwin)]);
@@ -165,6 +162,7 @@ class TimingSession {
     if (!outcome_.cheat) outcome_.cheat = std::move(finding);
   }
 
+  TimingClock clock_;
   const VerifierConfig& config_;
   const TimingConfig& timing_;
   const TimingInputs& inputs_;
@@ -173,7 +171,7 @@ class TimingSession {
   const CoreLoadProbe& load_;
   std::mt19937_64 rng_;
   TimingOutcome outcome_;
-  SteadyClock::time_point start_ = SteadyClock::now();
+  double start_ = now_ns();
   std::array<Blocks, kSides> rounds_;
   std::vector<double> reference_, candidate_;  // all samples of each side's two workers, in order
   ClockTotals clocks_[2];                      // reference, candidate (each side's two workers)
@@ -181,13 +179,13 @@ class TimingSession {
   std::optional<double> bandwidth_gbs_;
   int calls_per_worker_ = 0;  // timed calls each worker has run
   std::uint64_t llc_bytes_ = kDefaultLlcBytes;
-  std::uint64_t sets_made_ = 0;    // seeds drawn from set_seeds
-  std::uint64_t sets_drawn_ = 0;   // sets the reference drew from get_inputs()
-  std::uint64_t scales_made_ = 0;  // derived sets
-  double make_ns_ = 0;             // the parent's clock around the reference's `sets` requests
-  int pools_made_ = 0;
-  std::array<Pool, 2> pools_;       // the timed rounds': the reference and candidate's, the twins'
-  std::array<int, kSides> held_{};  // the id of the pool each worker holds
+  // Per sequence, the harness's share of the reference's last warm-up batch,
+  // and whether the figures are the parent's clock (account()).
+  std::array<double, 2> harness_share_{};
+  bool parent_clock_ = true;
+  std::uint64_t sets_made_ = 0;  // seeds drawn from set_seeds, and so sets drawn from get_inputs()
+  double set_bytes_ = 0;         // their bytes in shared memory
+  double make_ns_ = 0;           // the parent's clock around the reference's `sets` requests
   int checked_calls_ = 0, traced_calls_ = 0;
   std::optional<util::CpuStat> stat_start_;
   double own_cpu_start_s_ = 0;

@@ -1,6 +1,8 @@
 // The timing phase against scripted workers: the order of its batches, the
 // noise floors from the twins, and what it concludes about the
 // machine's load from the cores' counters and the workers' CPU reports.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "util/sealed_memory.h"
 #include "verify/timing_session.h"
 
 namespace kgym::verify {
@@ -19,33 +22,27 @@ namespace {
 
 constexpr double kCallNs = 1e6;  // every scripted call takes 1 ms
 
-// The sets of `time` requests as each worker sees them: the scripted
-// reference serializes a pool as the JSON list of its seeds, and a call's
-// set is "seed*scale" of the pool its worker holds.
-class HandedSets {
- public:
-  std::vector<std::string> of(Role side, const Message& request) {
-    auto& held = held_[static_cast<std::size_t>(side)];
-    if (!request.payloads.at(0).empty()) {
-      held = nlohmann::json::parse(request.payloads.at(0)).get<std::vector<std::uint64_t>>();
-      ++pools_handed;
-    }
-    std::vector<std::string> names;
-    for (const auto& set : request.header.at("derive")) {
-      double scale = set.at(1).get<double>();
-      EXPECT_GE(scale, 0.5);
-      EXPECT_LT(scale, 1.0);
-      names.push_back(fmt::format("{}*{:.17g}", held.at(set.at(0).get<std::size_t>()), scale));
-    }
-    return names;
-  }
-  // The seed a name's set was drawn under.
-  static std::string seed_of(const std::string& name) { return name.substr(0, name.find('*')); }
-  int pools_handed = 0;
+// The scripted reference's files of input sets: each set's layout is
+// {"seed": S}; a sealed memfd of a few bytes stands for the file.
+std::shared_ptr<util::UniqueFd> sealed(std::string_view bytes) {
+  auto fd = util::make_sealed_memory("test", bytes);
+  EXPECT_TRUE(fd.has_value());
+  return std::make_shared<util::UniqueFd>(std::move(*fd));
+}
 
- private:
-  std::array<std::vector<std::uint64_t>, 4> held_;
-};
+// The seed of each call's set of a `time` or `trace` request, as the
+// worker that gets it sees it.
+std::vector<std::string> sets_of(const Message& request) {
+  std::vector<std::string> names;
+  const auto& files = request.header.at("files");
+  EXPECT_EQ(files.size(), request.fds.size());
+  for (const auto& fd : request.fds) EXPECT_TRUE(util::is_sealed(fd->get()));
+  for (const auto& position : request.header.at("positions")) {
+    const auto& layout = files.at(position.at(0).get<std::size_t>()).at(position.at(1).get<std::size_t>());
+    names.push_back(std::to_string(layout.at("seed").get<std::uint64_t>()));
+  }
+  return names;
+}
 
 // One core whose busy time is what the scripted workers report using plus
 // `foreign_s` of other processes' work (from the second reading on), and
@@ -72,26 +69,58 @@ Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns
       reply.header = {{"gbs", 10.0}};
       return reply;
     }
-    if (op == "sets") {  // the seeds of each group stand for its sets
-      for (const auto& group : request.header.at("groups")) reply.payloads.push_back(group.dump());
-      return reply;
-    }
-    if (op == "fetch") {  // no outputs: every comparison matches
-      auto calls = nlohmann::json::array();
-      for (const auto& position : request.header.at("calls"))
-        calls.push_back({{"position", position}, {"outputs", nlohmann::json::array()}});
-      reply.header = {{"calls", calls}};
+    if (op == "sets") {
+      auto groups = nlohmann::json::array();
+      for (const auto& group : request.header.at("groups")) {
+        auto layouts = nlohmann::json::array();
+        for (const auto& seed : group) layouts.push_back({{"seed", seed}});
+        groups.push_back({{"sets", layouts}, {"bytes", 8 * group.size()}});
+        reply.fds.push_back(sealed(group.dump()));
+      }
+      reply.header = {{"groups", groups}};
       return reply;
     }
     int calls = request.header.value("calls", 1);
-    core->workers_s += cpu_per_call_ns * calls / 1e9;
+    int warmup = request.header.value("warmup", 0);
+    core->workers_s += cpu_per_call_ns * (calls + warmup) / 1e9;
     double ns = side == Role::kTwin            ? kCallNs * twin_factor
                 : side == Role::kCandidateTwin ? kCallNs * candidate_twin_factor
                                                : kCallNs;
+    // No outputs: every comparison matches.
     reply.header = {{"ns", std::vector<double>(static_cast<std::size_t>(calls), ns)},
-                    {"cpu_ns", cpu_per_call_ns * calls}};
+                    {"untimed_ns", ns * warmup},
+                    {"cpu_ns", cpu_per_call_ns * (calls + warmup)},
+                    {"outputs", nlohmann::json::array()}};
+    for (int i = 0; i < calls; ++i) reply.header["outputs"].push_back(nlohmann::json::array());
+    reply.fds.push_back(sealed(""));
     return reply;
   };
+}
+
+// The parent's clock in a test: scripted workers take the time they say
+// their calls took (or, when the reply says more, `elapsed_ns`), and
+// nothing else does.
+struct ScriptedClock {
+  double ns = 1e12;
+};
+
+Exchange on_clock(std::shared_ptr<ScriptedClock> clock, Exchange inner) {
+  return [clock, inner](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    double took = reply->header.value("untimed_ns", 0.0);
+    for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) took += ns.get<double>();
+    clock->ns += std::max(took + reply->header.value("taken_ns", 0.0), reply->header.value("elapsed_ns", 0.0));
+    return reply;
+  };
+}
+
+// run_timing on scripted workers and the scripted clock.
+TimingOutcome run_scripted(const VerifierConfig& config, const TimingInputs& inputs, Exchange exchange,
+                           std::function<void(const std::string&)> note, const CoreLoadProbe& load) {
+  auto clock = std::make_shared<ScriptedClock>();
+  return run_timing(config, inputs, on_clock(clock, std::move(exchange)), note, load,
+                    [clock] { return clock->ns; });
 }
 
 CoreLoadProbe scripted_cores(std::shared_ptr<FakeCore> core) {
@@ -124,7 +153,7 @@ VerifierConfig short_timing() {
 // for the two twins' factors, on an idle core.
 std::optional<Performance> timed_with_twins(double twin_factor, double candidate_twin_factor) {
   auto core = std::make_shared<FakeCore>();
-  return run_timing(
+  return run_scripted(
              short_timing(), TimingInputs{},
              scripted_workers(core, kCallNs, twin_factor, candidate_twin_factor), [](const std::string&) {},
              scripted_cores(core))
@@ -137,7 +166,7 @@ bool has_flag(const Performance& p, const std::string& flag) {
 
 TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
   auto core = std::make_shared<FakeCore>(FakeCore{.foreign_s = 0.5});
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {},
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
@@ -152,7 +181,7 @@ TEST(TimingSession, BusyCoresBeyondTheWorkersOwnAreContended) {
 TEST(TimingSession, CoresBusyOnlyWithTheWorkersAreNotContended) {
   // The workers use several threads: 8 ms of CPU per 1 ms call.
   auto core = std::make_shared<FakeCore>();
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, scripted_workers(core, 8 * kCallNs), [](const std::string&) {},
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
@@ -170,16 +199,15 @@ Exchange with_time_between_calls(std::shared_ptr<FakeCore> core, double outside_
   constexpr double kShortCallNs = 20'000;
   auto inner = scripted_workers(core, kShortCallNs);
   return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
-    auto start = std::chrono::steady_clock::now();
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
     int calls = request.header.value("calls", 1);
-    int positions = calls + request.header.value("warmup", 0);
+    int warmup = request.header.value("warmup", 0);
+    int positions = calls + warmup;
     double between = is_candidate(side) ? candidate_outside_ns : outside_ns;
-    double elapsed = positions * (kShortCallNs + between);
-    while (std::chrono::steady_clock::now() - start < std::chrono::nanoseconds(static_cast<long>(elapsed))) {
-    }
+    double elapsed = positions * (kShortCallNs + between);  // what the parent's clock sees
     reply->header["ns"] = std::vector<double>(static_cast<std::size_t>(calls), kShortCallNs);
+    reply->header["untimed_ns"] = warmup * kShortCallNs;
     reply->header["elapsed_ns"] = elapsed;
     if (is_candidate(side)) reply->header["cpu_ns"] = reply->header["cpu_ns"].get<double>() * candidate_cpu_share;
     return reply;
@@ -190,14 +218,14 @@ TEST(TimingSession, OnlyAShareOfOtherProcessesReadFromOutsideWidensTheClockCheck
   // The candidate spends 80 us between its calls, the reference 20 us. On
   // an idle core that is time moved out of the calls.
   auto idle = std::make_shared<FakeCore>();
-  auto found = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(idle, 2e4, 8e4, 1),
+  auto found = run_scripted(short_timing(), TimingInputs{}, with_time_between_calls(idle, 2e4, 8e4, 1),
                           [](const std::string&) {}, scripted_cores(idle));
   ASSERT_TRUE(found.cheat);
   EXPECT_NE(found.cheat->evidence.find("leave time between them"), std::string::npos) << found.cheat->evidence;
   // The candidate under-reports its CPU time: the core looks busy with
   // other processes, but on its own word only, which buys nothing.
   auto lying = std::make_shared<FakeCore>();
-  found = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(lying, 2e4, 8e4, 0.01),
+  found = run_scripted(short_timing(), TimingInputs{}, with_time_between_calls(lying, 2e4, 8e4, 0.01),
                      [](const std::string&) {}, scripted_cores(lying));
   ASSERT_TRUE(found.cheat);
   EXPECT_NE(found.cheat->evidence.find("leave time between them"), std::string::npos) << found.cheat->evidence;
@@ -206,7 +234,7 @@ TEST(TimingSession, OnlyAShareOfOtherProcessesReadFromOutsideWidensTheClockCheck
   auto busy = std::make_shared<FakeCore>(FakeCore{.foreign_s = 3});
   auto probe = scripted_cores(busy);
   probe.sides_cpu_ns = [busy] { return std::optional<double>(busy->workers_s * 1e9); };
-  auto honest = run_timing(short_timing(), TimingInputs{}, with_time_between_calls(busy, 2e4, 8e4, 1),
+  auto honest = run_scripted(short_timing(), TimingInputs{}, with_time_between_calls(busy, 2e4, 8e4, 1),
                            [](const std::string&) {}, probe);
   EXPECT_FALSE(honest.cheat) << (honest.cheat ? honest.cheat->evidence : "");
   ASSERT_TRUE(honest.performance);
@@ -217,7 +245,7 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
   auto core = std::make_shared<FakeCore>();
   CoreLoadProbe probe;
   probe.read_stat = [] { return std::optional<util::CpuStat>{}; };
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, scripted_workers(core, kCallNs), [](const std::string&) {}, probe);
   ASSERT_TRUE(outcome.performance) << outcome.mismatch << (outcome.cheat ? outcome.cheat->evidence : "");
   EXPECT_FALSE(outcome.performance->foreign_cpu_share);
@@ -227,74 +255,72 @@ TEST(TimingSession, UnreadableCountersLeaveTheShareUnknown) {
 TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  // Per side, every set it was handed.
+  // Per side, every set it was handed outside the probe, and those of the
+  // timed rounds.
   auto seen = std::make_shared<std::array<std::vector<std::string>, 4>>();
   auto timed_sets = std::make_shared<std::array<std::set<std::string>, 4>>();
-  auto handed = std::make_shared<HandedSets>();
-  auto order = std::make_shared<std::vector<Role>>();
   auto masks_ok = std::make_shared<bool>(true);
   auto traced = std::make_shared<int>(0);
+  auto order = std::make_shared<std::vector<Role>>();
+  auto made = std::make_shared<std::set<std::string>>();
   auto rewarmed = std::make_shared<int>(0);
   auto timed = std::make_shared<int>(0);
-  auto probe_pools = std::make_shared<int>(0);
   Exchange recording = [=](Role side, const Message& request, std::string_view what) {
-    if (request.header.value("op", "") == "time") {
-      EXPECT_EQ(request.payloads.size(), 2u);  // the pool (or nothing: held) and the trace mask
-      auto sets = handed->of(side, request);
+    std::string op = request.header.value("op", "");
+    if (op == "sets") {
+      for (const auto& group : request.header.at("groups"))
+        for (const auto& seed : group) EXPECT_TRUE(made->insert(std::to_string(seed.get<std::uint64_t>())).second);
+    }
+    if (op == "time") {
+      auto sets = sets_of(request);
       int positions = request.header.value("calls", 0) + request.header.value("warmup", 0);
       EXPECT_EQ(static_cast<int>(sets.size()), positions);
-      const std::string& mask = request.payloads.at(1);
+      EXPECT_EQ(request.payloads.size(), 1u);  // the trace mask
+      const std::string& mask = request.payloads.at(0);
+      EXPECT_EQ(static_cast<int>(mask.size()), positions);
+      EXPECT_FALSE(request.header.contains("trace"));  // nothing in the header tells
       if (what == "timing") {
+        *masks_ok = *masks_ok && std::count(mask.begin(), mask.end(), '\1') <= 1;
+        *traced += std::count(mask.begin(), mask.end(), '\1');
         order->push_back(side);
         ++*timed;
         *rewarmed += request.header.value("warmup", 0) > 0;
-        *masks_ok = *masks_ok && std::count(mask.begin(), mask.end(), '\1') <= 1;
-        *traced += std::count(mask.begin(), mask.end(), '\1');
-        EXPECT_TRUE(request.payloads.at(0).empty());  // the pool was handed when warming up
         (*timed_sets)[static_cast<std::size_t>(side)].insert(sets.begin(), sets.end());
       }
       if (what != "probing for memoization") {
         auto& into = (*seen)[static_cast<std::size_t>(side)];
         into.insert(into.end(), sets.begin(), sets.end());
-      } else {
-        *probe_pools += !request.payloads.at(0).empty();
       }
-      EXPECT_FALSE(request.header.contains("trace"));  // nothing in the header tells
     }
     return answer(side, request, what);
   };
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{.set_seeds = 99}, recording, [](const std::string&) {},
       scripted_cores(core));
   ASSERT_TRUE(outcome.performance) << outcome.mismatch;
   EXPECT_FALSE(outcome.cheat);
-  EXPECT_TRUE(*masks_ok);  // at most one traced call per batch
-  EXPECT_GT(*traced, 0);
   EXPECT_EQ(*rewarmed, *timed);
   using enum Role;
   auto in = [&](Role side) {
     return std::set<std::string>((*seen)[static_cast<std::size_t>(side)].begin(),
                                  (*seen)[static_cast<std::size_t>(side)].end());
   };
-  auto seeds_in = [&](Role side) {
-    std::set<std::string> seeds;
-    for (const auto& name : in(side)) seeds.insert(HandedSets::seed_of(name));
-    return seeds;
-  };
-  // No worker sees a set twice outside the probe.
+  // No worker sees a set twice outside the probe; every set was drawn
+  // under a seed of its own.
   for (Role side : {kReference, kCandidate, kTwin, kCandidateTwin})
     EXPECT_EQ(in(side).size(), (*seen)[static_cast<std::size_t>(side)].size());
-  // The candidate and its twin (which share a directory) never share a set,
-  // nor a set the other's derive from.
-  for (const auto& seed : seeds_in(kCandidate)) EXPECT_FALSE(seeds_in(kCandidateTwin).contains(seed));
+  EXPECT_EQ(static_cast<int>(made->size()), outcome.counts.input_sets);
+  ASSERT_TRUE(outcome.performance->inputs);
+  EXPECT_EQ(outcome.performance->inputs->sets, outcome.counts.input_sets);
+  EXPECT_EQ(outcome.performance->inputs->seed, "99");
+  // The candidate and its twin (which share a directory) never share a set.
+  for (const auto& set : in(kCandidate)) EXPECT_FALSE(in(kCandidateTwin).contains(set));
   // The reference and the candidate get the same sets in the rounds, to
   // be compared call by call; so do the twins.
   EXPECT_EQ((*timed_sets)[0], (*timed_sets)[1]);
   EXPECT_EQ((*timed_sets)[2], (*timed_sets)[3]);
-  // Each worker got its pool once; each probe batch, one of its own.
-  EXPECT_EQ(handed->pools_handed, 4 + *probe_pools);
-  EXPECT_EQ(outcome.counts.input_sets, 4 + *probe_pools / 2 * 6);
-  EXPECT_GT(outcome.counts.derived_sets, 100);
+  EXPECT_TRUE(*masks_ok);  // at most one traced call per batch
+  EXPECT_GT(*traced, 0);
   EXPECT_GT(outcome.counts.checked_calls, 0);
   EXPECT_EQ(outcome.performance->rounds_ms.size(), static_cast<std::size_t>(*timed / 4));
   ASSERT_GE(order->size(), 8u);
@@ -309,18 +335,55 @@ TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
   Exchange library_in_timing = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate && what == "timing") {
-      const std::string& mask = request.payloads.at(1);
+      const std::string& mask = request.payloads.at(0);
       if (auto position = mask.find('\1'); position != std::string::npos)
         reply->header["traced"] = {
             {{"position", static_cast<int>(position)}, {"op_trace", {{"aten.relu", 1}}}}};
     }
     return reply;
   };
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, library_in_timing, [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.cheat);
   EXPECT_EQ(outcome.cheat->rule, "runtime.op_trace");
   EXPECT_NE(outcome.cheat->evidence.find("aten.relu"), std::string::npos);
+}
+
+TEST(TimingSession, ANullTraceWhereTheReferenceTracesIsAnOpTraceFinding) {
+  // The candidate's traced calls come back without a trace; the same torch
+  // traces in the reference's worker.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange blind = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time" && is_candidate(side)) {
+      const std::string& mask = request.payloads.at(0);
+      if (auto position = mask.find('\1'); position != std::string::npos)
+        reply->header["traced"] = {{{"position", static_cast<int>(position)}, {"op_trace", nullptr}}};
+    }
+    return reply;
+  };
+  auto outcome = run_scripted(short_timing(), TimingInputs{.trace_expected = true}, blind,
+                              [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.op_trace");
+  EXPECT_NE(outcome.cheat->evidence.find("without an op trace"), std::string::npos) << outcome.cheat->evidence;
+  // On a torch that cannot trace (the reference says so), a null trace is no finding.
+  auto untraceable = run_scripted(short_timing(), TimingInputs{}, blind, [](const std::string&) {},
+                                  scripted_cores(core));
+  EXPECT_FALSE(untraceable.cheat);
+}
+
+// One float32 output per timed call, `value` for every call, in a sealed file.
+void one_output_each(Message& reply, int calls, float value) {
+  std::string bytes;
+  auto layouts = nlohmann::json::array();
+  for (int i = 0; i < calls; ++i) {
+    layouts.push_back({{{"dtype", "float32"}, {"shape", {1}}, {"offset", bytes.size()}, {"nbytes", 4}}});
+    bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  reply.header["outputs"] = layouts;
+  reply.fds = {sealed(bytes)};
 }
 
 TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSet) {
@@ -328,22 +391,53 @@ TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSet) {
   auto answer = scripted_workers(core, kCallNs);
   Exchange wrong = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
-    if (reply && request.header.value("op", "") == "fetch") {
-      // One float32 output per call: 1.0 from the reference, 2.0 from the candidate.
-      float value = is_candidate(side) ? 2.0f : 1.0f;
-      for (auto& call : reply->header["calls"]) {
-        call["outputs"] = {{{"dtype", "float32"}, {"shape", {1}}}};
-        reply->payloads.emplace_back(reinterpret_cast<const char*>(&value), sizeof value);
-      }
-    }
+    if (reply && request.header.value("op", "") == "time")
+      one_output_each(*reply, request.header.value("calls", 0), is_candidate(side) ? 2.0f : 1.0f);
     return reply;
   };
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, wrong, [](const std::string&) {}, scripted_cores(core));
   EXPECT_FALSE(outcome.performance);
   EXPECT_NE(outcome.mismatch.find("input set of seed"), std::string::npos) << outcome.mismatch;
-  EXPECT_NE(outcome.mismatch.find("scaled by 0."), std::string::npos) << outcome.mismatch;
   EXPECT_NE(outcome.mismatch.find("timed call"), std::string::npos);
+}
+
+TEST(TimingSession, OutputsThatArriveUnsealedAreAnOutputChannelFinding) {
+  // The candidate hands its outputs in memory it could still write.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange unsealed = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate)
+      reply->fds = {std::make_shared<util::UniqueFd>(::memfd_create("open", MFD_CLOEXEC))};
+    return reply;
+  };
+  auto outcome = run_scripted(
+      short_timing(), TimingInputs{}, unsealed, [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.output_channel");
+  EXPECT_NE(outcome.cheat->evidence.find("not sealed"), std::string::npos) << outcome.cheat->evidence;
+}
+
+TEST(TimingSession, TheFigureIsTheParentsClockNotTheWorkers) {
+  // The candidate's worker says each call took a tenth of what it did: the
+  // parent's clock around its batches says otherwise, and is the figure.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange boasting = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time" && is_candidate(side)) {
+      int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
+      reply->header["taken_ns"] = (calls + warmup) * kCallNs * 0.9;  // the time it did not report
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() / 10;
+      reply->header["untimed_ns"] = reply->header["untimed_ns"].get<double>() / 10;
+    }
+    return reply;
+  };
+  auto outcome = run_scripted(
+      short_timing(), TimingInputs{}, boasting, [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_NEAR(outcome.performance->speedup.median, 1.0, 1e-6);
 }
 
 TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
@@ -354,14 +448,12 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   Exchange slow = [=](Role side, const Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time") {
-      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-      while (std::chrono::steady_clock::now() < until) {
-      }
+      reply->header["taken_ns"] = 2'000'000.0;
       reply->header["elapsed_ns"] = is_candidate(side) ? 100'000.0 : 2'000'000.0;
     }
     return reply;
   };
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.cheat);
   EXPECT_EQ(outcome.cheat->rule, "runtime.clock");
@@ -371,8 +463,7 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
 // The scripted workers, but the candidate's calls take `seen_ns` on a set
 // it was handed before and `unseen_ns` on the others: in the probe only,
 // or (`everywhere`) in every batch; `probes` counts the probe batches the
-// candidate ran. `key` names what the candidate remembers of a set: the
-// set itself, or (a cache keyed by the set up to a factor) its seed.
+// candidate ran. `key` names what the candidate remembers of a set.
 Exchange probed_candidate(std::shared_ptr<FakeCore> core,
                           std::function<double(int probe_batch, bool seen)> ns, std::shared_ptr<int> probes,
                           bool everywhere = false,
@@ -381,11 +472,10 @@ Exchange probed_candidate(std::shared_ptr<FakeCore> core,
                           }) {
   auto inner = scripted_workers(core, kCallNs);
   auto remembered = std::make_shared<std::set<std::string>>();
-  auto handed = std::make_shared<HandedSets>();
   return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
-    auto sets = handed->of(side, request);
+    auto sets = sets_of(request);
     if (side != Role::kCandidate) return reply;
     int warmup = request.header.value("warmup", 0);
     bool probing = what == "probing for memoization";
@@ -404,7 +494,7 @@ Exchange probed_candidate(std::shared_ptr<FakeCore> core,
 TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
   auto core = std::make_shared<FakeCore>();
   auto probes = std::make_shared<int>(0);
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{.set_seeds = 5},
       probed_candidate(
           core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes),
@@ -415,32 +505,12 @@ TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
   EXPECT_EQ(*probes, 8);  // two probes of four batches
 }
 
-TEST(TimingSession, ACacheKeyedByTheSetUpToAFactorIsCaughtByTheProbe) {
-  // Fast on every set whose seed it has seen in any scale: in the timed
-  // rounds that is nearly every call; the probe's unseen sets are fresh
-  // draws.
-  auto core = std::make_shared<FakeCore>();
-  auto probes = std::make_shared<int>(0);
-  auto outcome = run_timing(
-      short_timing(), TimingInputs{.set_seeds = 5},
-      probed_candidate(
-          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes, true,
-          HandedSets::seed_of),
-      [](const std::string&) {}, scripted_cores(core));
-  ASSERT_TRUE(outcome.cheat);
-  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
-  ASSERT_TRUE(outcome.performance);
-  // What the rounds alone would have believed (the candidate twin, handed
-  // sets of its own, is no faster than the reference).
-  EXPECT_GT(outcome.performance->speedup.median, 4.0);
-}
-
 TEST(TimingSession, ACacheKeyedByTheExactSetGainsNothingInTheRounds) {
   // Fast on a set it was handed before, in every batch: no timed call gets
   // such a set, so the speedup stays 1; the probe still finds it.
   auto core = std::make_shared<FakeCore>();
   auto probes = std::make_shared<int>(0);
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{.set_seeds = 5},
       probed_candidate(
           core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes, true),
@@ -468,7 +538,7 @@ TEST(TimingSession, AProbeOfSecondsLongCallsFitsTheBudget) {
   };
   VerifierConfig config = short_timing();
   config.timing.budget = std::chrono::seconds(10);
-  auto outcome = run_timing(config, TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+  auto outcome = run_scripted(config, TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
   ASSERT_TRUE(outcome.performance);
   EXPECT_EQ(*probe_calls, std::vector<int>{4});
 }
@@ -479,7 +549,7 @@ TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {
   auto core = std::make_shared<FakeCore>();
   auto probes = std::make_shared<int>(0);
   std::vector<std::string> notes;
-  auto outcome = run_timing(
+  auto outcome = run_scripted(
       short_timing(), TimingInputs{.set_seeds = 5},
       probed_candidate(
           core, [](int batch, bool seen) { return batch < 4 && !seen ? 3 * kCallNs : kCallNs; }, probes),

@@ -160,6 +160,7 @@ class Verification {
   std::optional<util::CpuCgroup> reference_group_;
   std::optional<util::CpuCgroup> candidate_group_;
   bool lease_groups_tried_ = false;
+  bool reference_can_trace_ = false;  // the reference's hello: this torch traces dispatcher ops
   Clock::time_point start_;
   Deadline deadline_;
   CaseResult result_;

@@ -119,7 +119,9 @@ std::expected<Message, Failure> Verification::candidate_trial(const std::string&
                                "op_trace",       "determinism",  "escape"};
   }
   add_op_trace(*result_.runtime, facts);
-  if (auto finding = runtime_finding(facts, reference_facts, backend_of(req_.config))) {
+  if (auto finding =
+          runtime_finding(facts, reference_facts, backend_of(req_.config),
+                         req_.op_trace && !req_.candidate_is_reference && reference_can_trace_)) {
     return std::unexpected(runtime_cheat(std::move(*finding), what));
   }
   return std::move(*reply);

@@ -12,6 +12,7 @@
 
 #include "core/case_paths.h"
 #include "util/fs.h"
+#include "util/secure_random.h"
 #include "util/seed_mix.h"
 #include "verify/candidate_sources.h"
 #include "verify/runtime_checks.h"
@@ -84,6 +85,7 @@ void Verification::note_hello(Role role, const Message& hello) {
     result_.timings.worker_start_s = std::max(result_.timings.worker_start_s.value_or(0), since_first);
   }
   if (role == Role::kReference) {
+    reference_can_trace_ = hello.header.value("can_trace", false);
     result_.environment = TorchEnvironment{req_.python, hello.header.value("torch_version", ""),
                                            hello.header.value("torch_build", "")};
   }
@@ -253,9 +255,10 @@ std::expected<void, Failure> Verification::measure_performance() {
   // This trial's inputs size the batches; the timed calls get sets of their own.
   TimingInputs timing_inputs{.set_bytes = inputs->payloads.at(0).size(),
                              .check_seed = derive_seed(req_.run_seed, 2000),
-                             .set_seeds = derive_seed(req_.run_seed, 4000),
+                             .set_seeds = util::secure_random_u64() >> 1,
                              .backend = &backend_of(req_.config),
-                             .check_op_trace = req_.op_trace && !req_.candidate_is_reference};
+                             .check_op_trace = req_.op_trace && !req_.candidate_is_reference,
+                             .trace_expected = reference_can_trace_ && !req_.candidate_is_reference};
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
 

@@ -12,6 +12,7 @@ std::string encode_message(const Message& message) {
     header["payloads"].push_back(payload.size());
     total += payload.size();
   }
+  if (!message.fds.empty()) header["fds"] = message.fds.size();
   std::string bytes = header.dump();  // dump() escapes newlines inside strings
   bytes.reserve(bytes.size() + 1 + total);
   bytes.push_back('\n');

@@ -5,6 +5,7 @@
 // I/O: the worker process class moves the bytes.
 #include <cstddef>
 #include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,11 +13,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/unique_fd.h"
+
 namespace kgym::verify {
 
 struct Message {
   nlohmann::json header = nlohmann::json::object();
   std::vector<std::string> payloads;  // raw bytes, in header "payloads" order
+  // Descriptors passed beside the bytes (SCM_RIGHTS), in header "fds" order:
+  // the sealed shared memory of input sets and outputs
+  // (util/sealed_memory.h). Shared so that a message stays copyable.
+  std::vector<std::shared_ptr<util::UniqueFd>> fds;
 };
 
 // Longest header line accepted; anything longer is a protocol violation.
@@ -24,8 +31,9 @@ inline constexpr std::size_t kMaxHeaderBytes = 1 << 20;
 // Largest single payload accepted (8 GiB), to refuse garbage sizes.
 inline constexpr std::size_t kMaxPayloadBytes = std::size_t{8} << 30;
 
-// Bytes of one message: the header (with "payloads" set from `message`)
-// serialized on one line, then the payloads.
+// Bytes of one message: the header (with "payloads" set from `message`,
+// and "fds" its number of descriptors when it has any) serialized on one
+// line, then the payloads. The descriptors travel with the first byte.
 std::string encode_message(const Message& message);
 
 // Incremental decoder: feed bytes as they arrive, take complete messages.

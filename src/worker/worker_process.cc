@@ -68,6 +68,27 @@ struct Channels {
   }
 };
 
+// Descriptors one message may carry; more are a protocol violation.
+constexpr std::size_t kMaxFds = 16;
+
+// Sends `bytes[0..size)` with `fds` attached (SCM_RIGHTS); returns what
+// sendmsg(2) returns.
+ssize_t send_with_fds(int socket, const char* bytes, std::size_t size, const std::vector<int>& fds) {
+  iovec iov{const_cast<char*>(bytes), size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+  return ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+}
+
 }  // namespace
 
 std::expected<WorkerProcess, std::string> WorkerProcess::spawn(const WorkerSpec& spec) {
@@ -139,7 +160,14 @@ std::expected<void, ChannelError> WorkerProcess::send(const Message& message, De
     auto ready = poll_ready(requests_.get(), POLLOUT, deadline);
     if (!ready) return std::unexpected(ready.error());
     if (!*ready) continue;
-    ssize_t n = ::send(requests_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    // The descriptors go with the first bytes sent.
+    ssize_t n = sent == 0 && !message.fds.empty()
+                    ? send_with_fds(requests_.get(), bytes.data(), bytes.size(), [&message] {
+                        std::vector<int> raw;
+                        for (const auto& fd : message.fds) raw.push_back(fd->get());
+                        return raw;
+                      }())
+                    : ::send(requests_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
       if (errno == EPIPE || errno == ECONNRESET)
@@ -157,14 +185,46 @@ std::expected<Message, ChannelError> WorkerProcess::receive(Deadline deadline) {
   for (;;) {
     auto next = decoder_.next();
     if (!next) return std::unexpected(ChannelError{ChannelError::Kind::kProtocol, next.error()});
-    if (*next) return std::move(**next);
+    if (*next) {
+      Message message = std::move(**next);
+      std::size_t announced = message.header.value("fds", std::size_t{0});
+      if (announced > received_fds_.size() || announced > kMaxFds)
+        return std::unexpected(ChannelError{
+            ChannelError::Kind::kProtocol,
+            fmt::format("the worker announced {} descriptors and passed {}", announced, received_fds_.size())});
+      message.fds.assign(received_fds_.begin(), received_fds_.begin() + static_cast<std::ptrdiff_t>(announced));
+      // Descriptors nobody announced are closed, not kept for a later message.
+      received_fds_.clear();
+      return message;
+    }
     if (Clock::now() >= deadline) {
       return std::unexpected(ChannelError{ChannelError::Kind::kTimeout, "worker did not answer in time"});
     }
     auto ready = poll_ready(responses_.get(), POLLIN, deadline);
     if (!ready) return std::unexpected(ready.error());
     if (!*ready) continue;
-    ssize_t n = ::read(responses_.get(), buffer.data(), buffer.size());
+    iovec iov{buffer.data(), buffer.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n = ::recvmsg(responses_.get(), &msg, MSG_CMSG_CLOEXEC);
+    if (n >= 0) {
+      for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg != nullptr; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+        if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
+        std::size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+          int fd;
+          std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
+          received_fds_.push_back(std::make_shared<util::UniqueFd>(fd));
+        }
+      }
+      if (msg.msg_flags & MSG_CTRUNC)
+        return std::unexpected(
+            ChannelError{ChannelError::Kind::kProtocol, "the worker passed more descriptors than a message may carry"});
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
       if (errno == ECONNRESET) return std::unexpected(exited("worker closed its response channel"));

@@ -88,6 +88,8 @@ class WorkerProcess {
   util::UniqueFd requests_;   // parent end of fd 3
   util::UniqueFd responses_;  // parent end of fd 4
   MessageDecoder decoder_;
+  // Descriptors received (SCM_RIGHTS) and not yet given to a message.
+  std::vector<std::shared_ptr<util::UniqueFd>> received_fds_;
   Clock::time_point requested_;
 };
 

@@ -1,6 +1,6 @@
 """The worker's pure helpers around inputs and outputs: core lists, the
 notes an error line gets, and with torch the input sets timed calls get
-(InputPool), the signed normal redraw, output flattening and the problem
+(kgym_worker_shared.py: sealed shared memory), the signed normal redraw, output flattening and the problem
 lint (python/kgym_worker_lint.py) on tiny problems. The tests that need
 torch skip without it.
 
@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 import kgym_worker_common as common  # noqa: E402
 import kgym_worker_devices as devices  # noqa: E402
 import kgym_worker_lease as lease  # noqa: E402
+import kgym_worker_shared as shared  # noqa: E402
 from kgym_worker_lint import lint_problem  # noqa: E402
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -67,30 +68,70 @@ class ErrorLines(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
 class InputSets(unittest.TestCase):
-    def test_a_derived_set_scales_fractional_floats_only(self):
+    def test_shared_sets_come_back_as_drawn(self):
         import torch
 
         x = torch.tensor([0.5, -1.25])
-        whole = torch.tensor([1.0, 2.0])  # floats of whole numbers: labels, counts
         labels = torch.tensor([3, 1])
-        pool = devices.InputPool(7, [[x, (whole, {"l": labels})], [x * 2]])
-        self.assertEqual(pool.id, 7)
-        out = pool.derived(0, 3.0)
-        self.assertEqual(out[0].tolist(), [1.5, -3.75])
-        self.assertEqual(out[1][0].tolist(), [1.0, 2.0])
-        self.assertEqual(out[1][1]["l"].tolist(), [3, 1])
-        self.assertEqual(pool.derived(1, 0.5)[0].tolist(), [0.5, -1.25])
+        transposed = torch.arange(6.0).view(2, 3).t()
+        sets = [[x, (labels, {"l": labels}), 4, None], [transposed, torch.ones(2, dtype=torch.bfloat16)]]
+        fd, layouts = shared.write_sets(sets)
+        try:
+            view = shared.SharedSets(fd, layouts)
+            first, second = view.inputs(0), view.inputs(1)
+        finally:
+            os.close(fd)
+        self.assertEqual(first[0].tolist(), [0.5, -1.25])
+        self.assertEqual(first[1][0].tolist(), [3, 1])
+        self.assertEqual(first[1][1]["l"].tolist(), [3, 1])
+        self.assertEqual(first[2:], [4, None])
+        self.assertTrue(torch.equal(second[0], transposed))
+        self.assertEqual(second[0].stride(), transposed.stride())
+        self.assertEqual(second[1].dtype, torch.bfloat16)
 
-    def test_a_derived_set_is_a_copy_and_the_same_each_time(self):
+    def test_a_shared_set_is_sealed_and_a_write_stays_private(self):
+        import mmap
+
         import torch
 
-        x = torch.rand(16)
-        pool = devices.InputPool(0, [[x]])
-        first, second = pool.derived(0, 1.5)[0], pool.derived(0, 1.5)[0]
-        self.assertNotEqual(first.data_ptr(), x.data_ptr())
-        self.assertTrue(torch.equal(first, second))
-        first.zero_()
-        self.assertTrue(torch.equal(pool.derived(0, 1.5)[0], second))
+        fd, layouts = shared.write_sets([[torch.rand(1024)]])
+        try:
+            drawn = shared.SharedSets(fd, layouts).inputs(0)[0].clone()
+            mine = shared.SharedSets(fd, layouts).inputs(0)[0]
+            mine.zero_()  # the candidate writes its inputs
+            self.assertTrue(torch.equal(shared.SharedSets(fd, layouts).inputs(0)[0], drawn))
+            with self.assertRaises(OSError):
+                os.write(fd, b"x")
+            with self.assertRaises(OSError):
+                mmap.mmap(fd, 4096, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+
+    def test_an_unsealed_file_is_refused(self):
+        fd = os.memfd_create("plain")
+        try:
+            os.write(fd, b"\0" * 64)
+            with self.assertRaises(common.WorkerError):
+                shared.SharedSets(fd, [[]])
+        finally:
+            os.close(fd)
+
+    def test_outputs_are_written_sealed(self):
+        import fcntl
+
+        import torch
+
+        fd, layouts = shared.write_outputs([[torch.arange(3.0)], [torch.zeros(2, 2), torch.tensor(1)]])
+        try:
+            self.assertEqual(len(layouts), 2)
+            self.assertEqual(layouts[1][0]["shape"], [2, 2])
+            self.assertEqual(layouts[0][0]["offset"] % shared.ALIGN, 0)
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+            self.assertEqual(seals & shared.NEEDED_SEALS, shared.NEEDED_SEALS)
+            data = os.pread(fd, 12, layouts[0][0]["offset"])
+            self.assertEqual(torch.frombuffer(bytearray(data), dtype=torch.float32).tolist(), [0.0, 1.0, 2.0])
+        finally:
+            os.close(fd)
 
     def test_signed_normal_inputs_redraw_floats_alike_for_a_seed(self):
         import torch

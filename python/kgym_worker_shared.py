@@ -1,0 +1,166 @@
+"""Input sets and timed outputs in sealed shared memory (docs/worker-protocol.md,
+"Shared memory"). Standard library and torch only; torch is imported lazily.
+
+The reference worker writes the sets it draws from the problem's
+get_inputs() into a memfd and seals it (no write, grow, shrink, nor a seal
+removed, by anyone); the parent hands that descriptor to the workers of a
+batch with the batch's request, never earlier. A worker maps it privately:
+a call's inputs view the file's pages, and a call that writes its inputs
+writes a copy of its own. Each worker writes its timed calls' outputs into
+a memfd of its own and seals it before it replies; the parent refuses
+outputs that arrive unsealed, so no output can change after the reply."""
+
+import fcntl
+import mmap
+import os
+
+from kgym_worker_common import WorkerError
+from kgym_worker_devices import dtype_name, tensor_bytes
+
+ALIGN = 64  # every tensor's bytes start on a 64-byte boundary
+NEEDED_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
+ALL_SEALS = NEEDED_SEALS | fcntl.F_SEAL_SEAL
+MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)  # Linux 5.14
+
+
+class SealedWriter:
+    """Tensors appended to a new memfd, then sealed."""
+
+    def __init__(self, name):
+        self.fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self.size = 0
+
+    def _write(self, data):
+        view = memoryview(data).cast("B")
+        self.size += view.nbytes
+        while len(view):
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+    def put(self, tensor):
+        """Appends a CPU tensor's bytes; returns where they lie."""
+        tensor = tensor.detach().to("cpu")
+        flat = tensor.contiguous()
+        pad = (-self.size) % ALIGN
+        if pad:
+            self._write(b"\0" * pad)
+        offset = self.size
+        data = tensor_bytes(flat)
+        if len(data):
+            self._write(data)
+        described = {"dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape), "offset": offset,
+                     "nbytes": len(data)}
+        if not tensor.is_contiguous():
+            described["stride"] = list(tensor.stride())
+        return described
+
+    def seal(self):
+        """Seals the file and hands its descriptor over (the caller closes it)."""
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, ALL_SEALS)
+        fd, self.fd = self.fd, None
+        return fd
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def describe_value(value, writer):
+    """One value of an input set as a layout entry, its tensors written."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": writer.put(value)}
+    if isinstance(value, (list, tuple)):
+        return {"list" if isinstance(value, list) else "tuple": [describe_value(v, writer) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: describe_value(v, writer) for k, v in value.items()}}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    raise WorkerError("reference", f"get_inputs() returned a {type(value).__name__}, which cannot be shared")
+
+
+def write_sets(sets, name="kgym-sets"):
+    """A sealed memfd holding `sets` (lists of get_inputs() values); returns
+    (its descriptor, one layout per set)."""
+    writer = SealedWriter(name)
+    try:
+        layouts = [[describe_value(v, writer) for v in one] for one in sets]
+        return writer.seal(), layouts
+    finally:
+        writer.close()
+
+
+def write_outputs(calls, name="kgym-outputs"):
+    """A sealed memfd holding each call's flat outputs (lists of tensors);
+    returns (its descriptor, per call the list of where each output lies)."""
+    writer = SealedWriter(name)
+    try:
+        layouts = [[writer.put(t) for t in outputs] for outputs in calls]
+        return writer.seal(), layouts
+    finally:
+        writer.close()
+
+
+def check_sealed(fd, what):
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError as exc:
+        raise WorkerError("protocol", f"{what}: not a memfd ({exc})")
+    if seals & NEEDED_SEALS != NEEDED_SEALS:
+        raise WorkerError("protocol", f"{what}: the shared memory is not sealed")
+
+
+class SharedSets:
+    """A sealed file of input sets, mapped privately (copy on write)."""
+
+    def __init__(self, fd, layouts):
+        check_sealed(fd, "input sets")
+        if not isinstance(layouts, list):
+            raise WorkerError("protocol", "input sets without their layout")
+        self.layouts = layouts
+        size = os.fstat(fd).st_size
+        self.map = None
+        if size:
+            self.map = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            try:
+                # Page tables filled now, not by the first call that reads a
+                # page (pages are shared until a call writes one).
+                self.map.madvise(MADV_POPULATE_READ)
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    def inputs(self, index):
+        if not 0 <= index < len(self.layouts):
+            raise WorkerError("protocol", f"no input set {index} in a file of {len(self.layouts)}")
+        return [self._value(entry) for entry in self.layouts[index]]
+
+    def _value(self, entry):
+        import torch
+
+        if "tensor" in entry:
+            t = entry["tensor"]
+            dtype = getattr(torch, t["dtype"], None)
+            if not isinstance(dtype, torch.dtype):
+                raise WorkerError("protocol", f"input dtype {t['dtype']!r}")
+            shape = [int(n) for n in t["shape"]]
+            numel = 1
+            for n in shape:
+                numel *= n
+            if numel == 0 or int(t["nbytes"]) == 0:
+                flat = torch.empty(shape, dtype=dtype)
+            else:
+                flat = torch.frombuffer(self.map, dtype=dtype, count=numel, offset=int(t["offset"])).view(shape)
+            if "stride" in t:
+                strided = torch.empty_strided(shape, [int(s) for s in t["stride"]], dtype=dtype)
+                strided.copy_(flat)
+                return strided
+            return flat
+        if "list" in entry:
+            return [self._value(v) for v in entry["list"]]
+        if "tuple" in entry:
+            return tuple(self._value(v) for v in entry["tuple"])
+        if "dict" in entry:
+            return {k: self._value(v) for k, v in entry["dict"].items()}
+        return entry.get("value")
