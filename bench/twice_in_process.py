@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from kgym_worker import load_problem, parse_overrides  # noqa: E402
+from kgym_worker_problem import load_problem, parse_overrides  # noqa: E402
 from kgym_worker_devices import CpuBackend, map_tensors  # noqa: E402
 
 

@@ -33,6 +33,7 @@ from kgym_worker_devices import (
     dtype_name,
     flatten_outputs,
     last_level_cache_bytes,
+    map_tensors,
     load_from,
     now_ns,
     save_to_bytes,
@@ -264,8 +265,14 @@ class Side:
         backend = self.backend
 
         def fresh_inputs(position):
+            # A copy of the mapped set, made before the call's timer: the
+            # call finds its inputs where a caller's freshly made tensors
+            # would be (in the caches, in blocks the allocator reuses), not
+            # in pages another process wrote long ago; both sides alike.
             shared, index = sets[position]
-            return backend.to_device(shared.inputs(index))
+            mapped = shared.inputs(index)
+            moved = backend.to_device(mapped)  # a device backend copies already
+            return map_tensors(mapped, lambda t: t.clone()) if moved is mapped else moved
 
         import torch
 

@@ -250,6 +250,17 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const B
   return true;
 }
 
+// What a candidate batch's untimed and traced calls took beyond the
+// reference's in the same batch, scaled by the two sides' timed medians,
+// with half of that as slack (a cold call's time varies from batch to
+// batch); 0 when within it.
+double untimed_excess_ns(const Batch& reference, const Batch& candidate) {
+  auto ref_timed = median(reference.ns), cand_timed = median(candidate.ns);
+  if (!ref_timed || !cand_timed || *ref_timed <= 0) return 0;
+  double expected = reference.untimed_ns * (*cand_timed / *ref_timed);
+  return std::max(0.0, candidate.untimed_ns - kUntimedSlack * expected);
+}
+
 // Each side's figure for the round: its batch on the parent's clock, less
 // the harness's share — what the reference worker of the same sets spent
 // around its calls in this round (the request, mapping the sets, copying
@@ -276,12 +287,23 @@ void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>&
   for (Role side : kAllSides) {
     Batch& b = *taken[index_of(side)];
     if (!parent_clock_) {
-      // Where the harness outweighs the calls, the worker's own clock over
-      // all its calls, untimed ones included; the parent's clock bounds it
-      // (clock_finding) over the whole timing.
-      b.figure_ns = b.calls_ns() / std::max(1, b.positions);
-      rounds_[index_of(side)].push_back({b.figure_ns});
-      (is_candidate(side) ? candidate_ : reference_).push_back(b.figure_ns);
+      // Where the harness outweighs the calls, the worker's own clock (the
+      // parent's clock bounds it over the whole timing: clock_finding): its
+      // timed calls, each charged an equal part of what its untimed and
+      // traced calls took beyond what the reference's took in the same
+      // batch of the same sequence, scaled to the two sides' timed speed
+      // (untimed_excess_ns). Work moved into an untimed call is charged to
+      // the timed ones; an honest kernel's untimed calls cost what the
+      // reference's do, and its figure is its timed calls.
+      const Batch& reference = *taken[index_of(first_sequence(side) ? Role::kReference : Role::kTwin)];
+      double extra = is_candidate(side) ? untimed_excess_ns(reference, b) : 0;
+      std::vector<double> charged;
+      for (double ns : b.ns) charged.push_back(ns + extra / static_cast<double>(b.ns.size()));
+      b.figure_ns = median(charged).value_or(0);
+      rounds_[index_of(side)].push_back(charged);
+      auto& samples = is_candidate(side) ? candidate_ : reference_;
+      samples.insert(samples.end(), charged.begin(), charged.end());
+      if (extra > 0) charged_untimed_ns_ += extra;
       workers_cpu_ns_ += b.cpu_ns;
       continue;
     }
@@ -425,9 +447,10 @@ TimingOutcome TimingSession::run() {
   note_(fmt::format(
       "timing integrity: {} input sets drawn from get_inputs() ({:.1f} MB, {:.3f} s: {:.2f} ms per MB), "
       "{} timed outputs checked, {} calls traced; candidate batches {:.1f} ms on the parent's clock, "
-      "{:.1f} ms on its own",
+      "{:.1f} ms on its own; {:.3f} ms of its untimed calls charged to its timed ones",
       sets_made_, set_bytes_ / 1e6, make_ns_ / 1e9, set_bytes_ > 0 ? make_ns_ / 1e6 / (set_bytes_ / 1e6) : 0.0,
-      checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6, clocks_[1].worker_ns / 1e6));
+      checked_calls_, traced_calls_, clocks_[1].outer_ns / 1e6, clocks_[1].worker_ns / 1e6,
+      charged_untimed_ns_ / 1e6));
   outcome_.performance = std::move(perf);
   return std::move(outcome_);
 }

@@ -60,6 +60,10 @@ constexpr double kMakingShare = 0.3;
 // share of the reference's batches.
 constexpr double kParentClockHarnessShare = 0.25;
 
+// A candidate's untimed calls may take this much of what the reference's
+// predict before the rest is charged to its timed calls.
+constexpr double kUntimedSlack = 1.5;
+
 constexpr std::size_t kSides = 4;
 constexpr std::array<Role, kSides> kAllSides = {Role::kReference, Role::kCandidate, Role::kTwin,
                                                 Role::kCandidateTwin};
@@ -107,6 +111,8 @@ struct Batch {
     return sum;
   }
 };
+
+double untimed_excess_ns(const Batch& reference, const Batch& candidate);
 
 inline double number(const nlohmann::json& header, const char* key) {
   auto it = header.find(key);
@@ -183,6 +189,7 @@ class TimingSession {
   // and whether the figures are the parent's clock (account()).
   std::array<double, 2> harness_share_{};
   bool parent_clock_ = true;
+  double charged_untimed_ns_ = 0;  // untimed time charged to timed calls (account())
   std::uint64_t sets_made_ = 0;  // seeds drawn from set_seeds, and so sets drawn from get_inputs()
   double set_bytes_ = 0;         // their bytes in shared memory
   double make_ns_ = 0;           // the parent's clock around the reference's `sets` requests

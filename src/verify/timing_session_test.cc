@@ -460,6 +460,41 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   EXPECT_NE(outcome.cheat->evidence.find("parent's clock"), std::string::npos);
 }
 
+// Every worker's batch spends twice its calls' time around them (the
+// harness: mapping sets, copying outputs), so the figures are the workers'
+// clocks, bounded by the parent's; the candidate moves `moved` of each
+// timed call's work into the batch's first, untimed call.
+Exchange heavy_harness(std::shared_ptr<FakeCore> core, double moved) {
+  auto inner = scripted_workers(core, kCallNs);
+  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
+    if (is_candidate(side) && warmup > 0) {
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * (1 - moved);
+      reply->header["untimed_ns"] = reply->header["untimed_ns"].get<double>() + calls * moved * kCallNs;
+    }
+    reply->header["taken_ns"] = 2 * (calls + warmup) * kCallNs;
+    reply->header["elapsed_ns"] = 3 * (calls + warmup) * kCallNs;
+    return reply;
+  };
+}
+
+TEST(TimingSession, WorkMovedIntoUntimedCallsIsChargedToTheTimedOnes) {
+  auto core = std::make_shared<FakeCore>();
+  std::vector<std::string> notes;
+  auto moved = run_scripted(short_timing(), TimingInputs{}, heavy_harness(core, 0.9),
+                            [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
+  ASSERT_TRUE(moved.performance) << (moved.cheat ? moved.cheat->evidence : moved.mismatch);
+  EXPECT_EQ(moved.performance->clock, "worker_bounded");
+  // Its timed calls alone would read 10x.
+  EXPECT_LT(moved.performance->speedup.median, 1.3);
+  auto honest = run_scripted(short_timing(), TimingInputs{}, heavy_harness(core, 0), [](const std::string&) {},
+                             scripted_cores(core));
+  ASSERT_TRUE(honest.performance);
+  EXPECT_NEAR(honest.performance->speedup.median, 1.0, 1e-9);
+}
+
 // The scripted workers, but the candidate's calls take `seen_ns` on a set
 // it was handed before and `unseen_ns` on the others: in the probe only,
 // or (`everywhere`) in every batch; `probes` counts the probe batches the
