@@ -10,9 +10,11 @@ writes a copy of its own. Each worker writes its timed calls' outputs into
 a memfd of its own and seals it before it replies; the parent refuses
 outputs that arrive unsealed, so no output can change after the reply."""
 
+import errno
 import fcntl
 import mmap
 import os
+import time
 
 from kgym_worker_common import WorkerError
 from kgym_worker_devices import dtype_name, tensor_bytes
@@ -21,6 +23,24 @@ ALIGN = 64  # every tensor's bytes start on a 64-byte boundary
 NEEDED_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
 ALL_SEALS = NEEDED_SEALS | fcntl.F_SEAL_SEAL
 MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)  # Linux 5.14
+# Sealing against writes fails with EBUSY while the kernel itself holds a
+# transient extra reference to one of the file's pages (it has happened to an
+# honest candidate on a loaded machine); the kernel waits about 150 ms before
+# it answers so, and these waits follow, about 3 s in all, before the seal
+# is given up.
+SEAL_RETRY_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def add_seals(fd, seals):
+    """F_ADD_SEALS, tried again while the kernel answers EBUSY."""
+    for wait in SEAL_RETRY_S + (None,):
+        try:
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or wait is None:
+                raise
+            time.sleep(wait)
 
 
 class SealedWriter:
@@ -56,7 +76,7 @@ class SealedWriter:
 
     def seal(self):
         """Seals the file and hands its descriptor over (the caller closes it)."""
-        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, ALL_SEALS)
+        add_seals(self.fd, ALL_SEALS)
         fd, self.fd = self.fd, None
         return fd
 

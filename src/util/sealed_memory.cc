@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,6 +17,20 @@ namespace kgym::util {
 namespace {
 
 constexpr int kAllSeals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+
+// F_ADD_SEALS, tried again while the kernel answers EBUSY: sealing against
+// writes waits about 150 ms for the kernel's own transient references to the
+// file's pages to go, then gives up; these waits, about 3 s in all, follow.
+// The same schedule as kgym_worker_shared.py's add_seals.
+int add_seals(int fd, int seals) {
+  using std::chrono::milliseconds;
+  for (int wait_ms : {50, 100, 200, 400, 800, 1600}) {
+    if (::fcntl(fd, F_ADD_SEALS, seals) == 0) return 0;
+    if (errno != EBUSY) return -1;
+    std::this_thread::sleep_for(milliseconds(wait_ms));
+  }
+  return ::fcntl(fd, F_ADD_SEALS, seals);
+}
 
 }  // namespace
 
@@ -28,7 +44,7 @@ std::expected<UniqueFd, std::string> make_sealed_memory(std::string_view name, s
     if (n <= 0) return std::unexpected(fmt::format("writing a memfd: {}", std::strerror(errno)));
     written += static_cast<std::size_t>(n);
   }
-  if (::fcntl(fd.get(), F_ADD_SEALS, kAllSeals) != 0)
+  if (add_seals(fd.get(), kAllSeals) != 0)
     return std::unexpected(fmt::format("sealing a memfd: {}", std::strerror(errno)));
   return fd;
 }
