@@ -51,7 +51,7 @@ from kgym_worker_problem import (
     problem_size_keys,
     solved_overrides,
 )
-from kgym_worker_shared import SealedWriter, SharedSets, write_sets
+from kgym_worker_shared import SealedWriter, SharedSets, fresh_copy, write_sets
 from kgym_worker_runtime import (
     TIMING_METHODS,
     ClockGuard,
@@ -272,7 +272,7 @@ class Side:
             shared, index = sets[position]
             mapped = shared.inputs(index)
             moved = backend.to_device(mapped)  # a device backend copies already
-            return map_tensors(mapped, lambda t: t.clone()) if moved is mapped else moved
+            return map_tensors(mapped, fresh_copy) if moved is mapped else moved
 
         import torch
 

@@ -270,6 +270,11 @@ json to_json(const CaseResult& r) {
     j["runtime"] = {{"op_trace_available", r.runtime->available},
                     {"op_trace", r.runtime->ops},
                     {"checks", r.runtime->checks}};
+    if (!r.runtime->cpu_profile.is_null()) {
+      j["runtime"]["cpu_profile"] = r.runtime->cpu_profile;
+    } else if (!r.runtime->cpu_profile_missing.empty()) {
+      j["runtime"]["cpu_profile"] = {{"missing", r.runtime->cpu_profile_missing}};
+    }
   } else {
     j["runtime"] = nullptr;
   }
@@ -432,6 +437,12 @@ CaseResult result_from_json(const json& j) {
     trace.available = it->value("op_trace_available", false);
     trace.ops = it->value("op_trace", std::map<std::string, std::int64_t>{});
     trace.checks = it->value("checks", std::vector<std::string>{});
+    if (auto p = it->find("cpu_profile"); p != it->end() && p->is_object()) {
+      if (p->contains("missing") && (*p)["missing"].is_string())
+        trace.cpu_profile_missing = (*p)["missing"].get<std::string>();
+      else
+        trace.cpu_profile = *p;
+    }
     r.runtime = std::move(trace);
   }
   if (auto it = j.find("performance"); it != j.end() && it->is_object() && it->contains("simulated")) {

@@ -68,6 +68,11 @@ struct RuntimeTrace {
   bool available = false;                   // false: this torch cannot trace ops
   std::map<std::string, std::int64_t> ops;  // dispatcher op ("aten.relu") -> calls, all traced forwards
   std::vector<std::string> checks;          // runtime checks that ran, e.g. "input_mutation"
+  // Where both sides' CPU time went during the timing, sampled from outside
+  // their processes (docs/results.md "runtime.cpu_profile"); null when it
+  // was not sampled, with the reason in `cpu_profile_missing`.
+  nlohmann::json cpu_profile;
+  std::string cpu_profile_missing;
 };
 
 struct Interval {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/cgroup.h"
+#include "verify/cpu_sampler.h"
 #include "verify/lease.h"
 #include "verify/role.h"
 #include "verify/runtime_checks.h"
@@ -102,6 +104,19 @@ class Verification {
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();
   std::expected<void, Failure> measure_performance();
+  // verification_profile.cc: both sides' processes sampled from outside
+  // during the timing (verify/cpu_sampler.h), and the decision on the
+  // candidate's library compute (verify/cpu_profile.h).
+  struct OutsideSampling {
+    std::optional<CpuSampler> reference, candidate;
+    KnownObjects known;
+    std::string missing;                // why nothing is sampled
+  };
+  OutsideSampling start_outside_sampling();
+  std::optional<CheatFinding> finish_outside_sampling(OutsideSampling& sampling, std::int64_t reference_calls,
+                                                      std::int64_t candidate_calls);
+  // The host pids of one side's workers (a warm one found below its zygote).
+  std::vector<pid_t> side_pids(bool candidate);
   // What the timing's exchange saw fail last, and on whose request.
   struct TimingFailure {
     std::optional<Failure> failure;

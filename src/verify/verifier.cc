@@ -264,6 +264,11 @@ std::expected<void, Failure> Verification::measure_performance() {
 
   // The twins start now, not for cases that never reach the timing.
   if (auto started = start_twins(); !started) return std::unexpected(started.error());
+  // Both sides' processes are sampled alike from here to the end of the
+  // timing, and their forward calls counted (reference and twin, candidate
+  // and twin).
+  OutsideSampling sampling = start_outside_sampling();
+  std::array<std::int64_t, 2> sampled_calls{0, 0};
 
   TimingFailure failed;
   // The lease is watched around every request (verify/lease.h): a finding
@@ -282,7 +287,18 @@ std::expected<void, Failure> Verification::measure_performance() {
         return std::nullopt;
       }
     }
+    // The side called is sampled while a batch of the timed rounds runs,
+    // and only then: the warm-up (where a candidate could spend anything
+    // for free) and what the workers do between batches (the reference
+    // drawing input sets) are none of the comparison.
+    std::optional<CpuSampler>& sampler = is_candidate(role) ? sampling.candidate : sampling.reference;
+    bool sampled = what == "timing" && request.header.value("op", "") == "time" && sampler &&
+                   sampler->set_sampling(true);
+    if (sampled)
+      sampled_calls[is_candidate(role) ? 1 : 0] +=
+          request.header.value("warmup", 0LL) + request.header.value("calls", 0LL);
     auto reply = call(role, request, what);
+    if (sampled) sampler->set_sampling(false);
     if (!reply) {
       failed = {reply.error(), role};
       return std::nullopt;
@@ -304,6 +320,7 @@ std::expected<void, Failure> Verification::measure_performance() {
   if (lease) note(lease->describe());
   if (outcome.call_failed)
     return std::unexpected(failed.failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
+  auto library_compute = finish_outside_sampling(sampling, sampled_calls[0], sampled_calls[1]);
   auto lease_finding = [&]() -> std::optional<Failure> {
     if (!lease) return std::nullopt;
     auto finding = lease->finish(lease_now());
@@ -320,6 +337,7 @@ std::expected<void, Failure> Verification::measure_performance() {
       result_.runtime->checks.push_back(check);
   }
   if (outcome.cheat) return std::unexpected(runtime_cheat(std::move(*outcome.cheat), "timing"));
+  if (library_compute) return std::unexpected(runtime_cheat(std::move(*library_compute), "timing"));
   if (req_.config.compile_baseline() && result_.performance) {
     // The window from the last candidate batch closed above: the reference
     // workers' compiling is none of the candidate's (the watch opens the

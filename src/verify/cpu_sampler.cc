@@ -1,0 +1,210 @@
+#include "verify/cpu_sampler.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/elf_build_id.h"
+#include "util/proc_tree.h"
+#include "util/fs.h"
+
+namespace kgym::verify {
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string last_lines(const std::string& text, int n = 3) {
+  std::size_t at = text.size();
+  while (n-- > 0) {
+    if (at == 0) return text;
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text;
+  }
+  return text.substr(at + 1);
+}
+
+}  // namespace
+
+std::vector<pid_t> process_trees(const std::vector<pid_t>& roots) {
+  auto all = util::read_all_proc_stats();
+  std::vector<pid_t> out(roots.begin(), roots.end());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (const auto& p : all)
+      if (p.ppid == out[i] && std::ranges::find(out, p.pid) == out.end()) out.push_back(p.pid);
+  }
+  std::erase_if(out, [&](pid_t pid) {
+    return std::ranges::none_of(all, [pid](const util::ProcStat& p) { return p.pid == pid; });
+  });
+  return out;
+}
+
+std::optional<pid_t> host_pid_below(pid_t root, pid_t inner) {
+  for (pid_t pid : process_trees({root})) {
+    std::istringstream status(read_text(fmt::format("/proc/{}/status", pid)));
+    for (std::string line; std::getline(status, line);) {
+      if (!line.starts_with("NSpid:")) continue;
+      std::istringstream ids(line.substr(6));
+      pid_t id = 0, last = 0;
+      while (ids >> id) last = id;
+      if (last == inner) return pid;
+    }
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> mapped_object_ids(pid_t pid) {
+  std::map<std::string, std::string> ids;
+  std::set<std::string> seen;
+  std::istringstream maps(read_text(fmt::format("/proc/{}/maps", pid)));
+  for (std::string line; std::getline(maps, line);) {
+    // "start-end perms offset dev inode path"
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (path.ends_with(" (deleted)") || !seen.insert(path).second) continue;
+    // map_files names a range without the leading zeros maps shows.
+    std::string range = line.substr(0, line.find(' '));
+    auto dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    auto bare = [](std::string hex) {
+      hex.erase(0, std::min(hex.find_first_not_of('0'), hex.size() - 1));
+      return hex;
+    };
+    range = bare(range.substr(0, dash)) + "-" + bare(range.substr(dash + 1));
+    if (auto id = util::elf_build_id_of(fmt::format("/proc/{}/map_files/{}", pid, range))) ids[path] = *id;
+  }
+  return ids;
+}
+
+std::set<std::string> build_ids_below(const std::filesystem::path& dir) {
+  std::set<std::string> ids;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    if (auto id = util::elf_build_id_of(it->path())) ids.insert(*id);
+  }
+  return ids;
+}
+
+std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<pid_t>& roots,
+                                                         const std::filesystem::path& data,
+                                                         const std::filesystem::path& log, int hz) {
+  auto program = util::find_executable("perf");
+  if (!program) return std::unexpected("perf is not installed (Debian: linux-perf)");
+  auto pids = process_trees(roots);
+  if (pids.empty()) return std::unexpected("the workers' processes are gone");
+  std::vector<std::string> listed;
+  for (pid_t pid : pids) listed.push_back(std::to_string(pid));
+  std::error_code ec;
+  std::filesystem::remove(data, ec);
+  auto control_path = data.string() + ".ctl", ack_path = data.string() + ".ack";
+  for (const auto& fifo : {control_path, ack_path}) {
+    std::filesystem::remove(fifo, ec);
+    if (::mkfifo(fifo.c_str(), 0600) != 0)
+      return std::unexpected(fmt::format("cannot make the fifo {}: {}", fifo, std::strerror(errno)));
+  }
+  // Opened read-write, so that neither open waits for perf.
+  util::UniqueFd control(::open(control_path.c_str(), O_RDWR | O_CLOEXEC));
+  util::UniqueFd ack(::open(ack_path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!control || !ack) return std::unexpected(fmt::format("cannot open perf's control fifos: {}", std::strerror(errno)));
+  ChildSpec spec;
+  // -N: no build-id cache under $HOME; the build ids are still recorded.
+  // -D -1: events start disabled, and the control fifo turns them on.
+  // -g: call chains, so that time in the kernel counts for the user code
+  // it served (cpu_profile.h parse_perf_dsos).
+  spec.argv = {program->string(), "record", "-e", "cpu-clock", "-F", std::to_string(hz), "-g", "-N", "-q", "-D", "-1",
+               "--control", fmt::format("fifo:{},{}", control_path, ack_path), "-o", data.string(), "-p",
+               fmt::format("{}", fmt::join(listed, ","))};
+  spec.env = util::environment_with({"LC_ALL=C"});
+  spec.log_path = log;
+  spec.die_with_parent = true;
+  auto child = ChildProcess::spawn(spec);
+  if (!child) return std::unexpected("perf record: " + child.error());
+  // perf writes its file's header once it has attached to every thread.
+  auto until = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < until) {
+    if (auto exit = child->wait_until(Clock::now()); exit) {
+      return std::unexpected(fmt::format("perf record ended at once ({}): {}", exit->describe(),
+                                         last_lines(read_text(log))));
+    }
+    if (std::filesystem::file_size(data, ec) > 0 && !ec) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CpuSampler sampler(std::move(*child), program->string(), data, log, std::move(control), std::move(ack));
+  // perf answers its fifo once it is attached and waiting.
+  if (!sampler.set_sampling(false))
+    return std::unexpected(fmt::format("perf record did not answer its control fifo: {}",
+                                       last_lines(read_text(log))));
+  return sampler;
+}
+
+bool CpuSampler::set_sampling(bool on) {
+  if (!broken_.empty()) return false;
+  std::string_view command = on ? "enable\n" : "disable\n";
+  if (::write(control_.get(), command.data(), command.size()) != static_cast<ssize_t>(command.size())) {
+    broken_ = fmt::format("writing perf's control fifo: {}", std::strerror(errno));
+    return false;
+  }
+  // perf answers "ack\n".
+  std::string answer;
+  auto until = Clock::now() + std::chrono::seconds(10);
+  while (answer.find('\n') == std::string::npos) {
+    pollfd p{ack_.get(), POLLIN, 0};
+    int ready = ::poll(&p, 1, poll_timeout_ms(until));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      broken_ = "perf did not acknowledge a control command in 10 s";
+      return false;
+    }
+    char buf[16];
+    ssize_t n = ::read(ack_.get(), buf, sizeof buf);
+    if (n <= 0) {
+      broken_ = "perf's acknowledgement fifo closed";
+      return false;
+    }
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) {
+  ::kill(perf_.pid(), SIGINT);
+  if (!broken_.empty()) {
+    perf_.terminate();
+    return std::unexpected(broken_);
+  }
+  auto exit = perf_.wait_until(deadline);
+  if (!exit) {
+    perf_.terminate();
+    return std::unexpected("perf record did not stop in time");
+  }
+  // perf writes its data, then ends by the signal it was stopped with.
+  bool stopped = exit->signaled ? exit->code == SIGINT : exit->code == 0;
+  if (!stopped)
+    return std::unexpected(fmt::format("perf record: {}: {}", exit->describe(), last_lines(read_text(log_))));
+  auto script = run_captured({program_, "script", "-i", data_.string(), "-F", "ip,dso"}, deadline, 64 << 20);
+  if (!script) return std::unexpected("perf script: " + script.error());
+  if (script->exit.signaled || script->exit.code != 0)
+    return std::unexpected(fmt::format("perf script: {}: {}", script->exit.describe(), last_lines(script->output)));
+  auto ids = run_captured({program_, "buildid-list", "-i", data_.string(), "--with-hits"}, deadline);
+  if (!ids) return std::unexpected("perf buildid-list: " + ids.error());
+  return SampleReading{parse_perf_dsos(script->output), parse_perf_build_ids(ids->output)};
+}
+
+}  // namespace kgym::verify
