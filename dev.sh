@@ -20,7 +20,7 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 
 # Debian packages kgym needs to build, test and verify candidates on the CPU.
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ccache procps bubblewrap util-linux
+  build-essential cmake ninja-build pkg-config git ccache procps bubblewrap util-linux linux-perf
   libseccomp-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev zlib1g-dev libsqlite3-dev libssl-dev
   python3 python3-dev python3-numpy python3-setuptools pybind11-dev python3-torch libtorch-dev libopenblas0-openmp
   # The Slurm tests' throwaway one-node cluster (tests/slurm/cluster.sh). Installing

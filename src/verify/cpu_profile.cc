@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 #include <cctype>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -48,20 +49,29 @@ std::string_view frame_object(std::string_view line) {
 
 }  // namespace
 
-ObjectSamples parse_perf_dsos(std::string_view text) {
-  ObjectSamples out;
-  // With call chains (perf record -g) a sample is a block of frames, each
-  // on a line of its own starting with a tab, the sampled one first; a
-  // blank line ends it. A sample in the kernel counts for the first user
-  // frame under it (the code whose system call or page fault the kernel
-  // was serving: that frame comes from the registers, not from unwinding);
-  // frames further down are not used.
-  std::vector<std::string_view> block;
+PerfScript parse_perf_script(std::string_view text) {
+  // With call chains (perf record -g) a sample is its header line (the
+  // pid) and a block of frames, each on a line of its own starting with a
+  // tab, the sampled one first; a blank line ends it. A sample in the
+  // kernel counts for the first user frame under it (the code whose system
+  // call or page fault the kernel was serving: that frame comes from the
+  // registers, not from unwinding); frames further down are not used.
+  PerfScript out;
+  std::optional<int> pid;                  // the sample being read
+  std::vector<std::string_view> block;     // its frames
   auto flush = [&] {
-    if (block.empty()) return;
-    auto user = std::ranges::find_if(block, [](std::string_view o) { return !kernel_object(o); });
-    ++out[std::string(user != block.end() ? *user : block.front())];
+    if (pid && !block.empty()) {
+      auto user = std::ranges::find_if(block, [](std::string_view o) { return !kernel_object(o); });
+      ++out.by_process[*pid][std::string(user != block.end() ? *user : block.front())];
+    }
+    pid.reset();
     block.clear();
+  };
+  auto number = [](std::string_view s) -> std::optional<int> {
+    int value = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return value;
   };
   while (!text.empty()) {
     auto eol = text.find('\n');
@@ -71,15 +81,46 @@ ObjectSamples parse_perf_dsos(std::string_view text) {
       flush();
       continue;
     }
-    std::string_view object = frame_object(line);
     if (line.front() == '\t') {
-      if (!object.empty()) block.push_back(object);
+      if (auto object = frame_object(line); pid && !object.empty()) block.push_back(object);
       continue;
     }
-    flush();  // a sample on one line: perf script without call chains
-    if (!object.empty()) ++out[std::string(object)];
+    flush();
+    std::string_view rest = trim(line);
+    // "<pid> PERF_RECORD_FORK(<child>:<tid>):(<parent>:<tid>)"
+    if (auto fork = rest.find("PERF_RECORD_FORK("); fork != std::string_view::npos) {
+      std::string_view args = rest.substr(fork + 17);
+      auto colon = args.find(':'), open = args.find(":(");
+      if (colon == std::string_view::npos || open == std::string_view::npos) continue;
+      auto child = number(args.substr(0, colon));
+      std::string_view parent_text = args.substr(open + 2);
+      auto parent = number(parent_text.substr(0, parent_text.find(':')));
+      if (child && parent && *child != *parent) out.parents[*child] = *parent;
+      continue;
+    }
+    if (rest.find("PERF_RECORD_") != std::string_view::npos) continue;
+    pid = number(rest);  // a sample's header line: its pid
   }
   flush();
+  return out;
+}
+
+ObjectSamples samples_below(const PerfScript& script, const std::set<int>& roots) {
+  ObjectSamples out;
+  for (const auto& [pid, samples] : script.by_process) {
+    // Up the parents until a root, or none (a bounded walk: a record could
+    // loop).
+    bool below = false;
+    int at = pid;
+    for (int steps = 0; steps < 64 && !below; ++steps) {
+      if (roots.contains(at)) below = true;
+      auto parent = script.parents.find(at);
+      if (parent == script.parents.end()) break;
+      at = parent->second;
+    }
+    if (!below) continue;
+    for (const auto& [object, count] : samples) out[object] += count;
+  }
   return out;
 }
 

@@ -27,15 +27,23 @@
 
 namespace kgym::verify {
 
-// Samples per object, as `perf script -F ip,dso` names it
+// Samples per object, as `perf script -F dso` names it
 // ("/usr/lib/.../x.so", "[kernel.kallsyms]", "[unknown]").
 using ObjectSamples = std::map<std::string, std::int64_t>;
 
-// `perf script -F ip,dso` output: "<ip> (<object>)" per sample, or per
-// frame of a sample's call chain (perf record -g), where a sample in the
-// kernel counts for the user code under it (a page fault of the library's
-// kernel writing a fresh output is the library's time).
-ObjectSamples parse_perf_dsos(std::string_view script_output);
+// `perf script -F pid,ip,dso --show-task-events` output of a system-wide
+// recording with call chains: each process's samples and the parent of
+// every process perf saw start or found running. A sample in the kernel
+// counts for the first user frame of its chain (a page fault of the
+// library's kernel writing a fresh output is the library's time).
+struct PerfScript {
+  std::map<int, ObjectSamples> by_process;  // pid -> samples
+  std::map<int, int> parents;               // pid -> parent pid
+};
+PerfScript parse_perf_script(std::string_view script_output);
+
+// The samples of the processes below `roots` (themselves included).
+ObjectSamples samples_below(const PerfScript& script, const std::set<int>& roots);
 
 // `perf buildid-list` output: "<hex> <path>" per line -> path -> build id.
 std::map<std::string, std::string> parse_perf_build_ids(std::string_view text);

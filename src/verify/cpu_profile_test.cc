@@ -10,18 +10,16 @@ constexpr const char* kBlas = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopen
 constexpr const char* kPython = "/usr/bin/python3.11";
 constexpr const char* kOwn = "/tmp/kgym/prebuilt/ext/kgym_ext.so";
 
-TEST(PerfOutput, ObjectsCountedFromScriptLinesOnly) {
-  auto samples = parse_perf_dsos(
-      " ffffffff8224837e ([kernel.kallsyms])\n"
-      "     7f8e588db138 (/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so)\n"
-      "     7f8e588da914 (/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so)\n"
-      "     7f00000000aa ([unknown])\n"
+TEST(PerfOutput, MessagesAndSamplesWithoutFramesCountNothing) {
+  auto script = parse_perf_script(
       "Warning: some message (with parentheses)\n"
+      "  7 \n"
+      "\n"
+      "  8 \n"
+      "\t     7f00000000aa ([unknown])\n"
       "\n");
-  EXPECT_EQ(samples.size(), 3u);
-  EXPECT_EQ(samples[kBlas], 2);
-  EXPECT_EQ(samples["[kernel.kallsyms]"], 1);
-  EXPECT_EQ(samples["[unknown]"], 1);
+  EXPECT_EQ(script.by_process.size(), 1u);
+  EXPECT_EQ(script.by_process.at(8).at("[unknown]"), 1);
 }
 
 TEST(PerfOutput, BuildIdsByPath) {
@@ -141,22 +139,71 @@ namespace kgym::verify {
 namespace {
 
 TEST(PerfOutput, CallChainsCountTheKernelsTimeForTheUserCodeUnderIt) {
-  auto samples = parse_perf_dsos(
-      "\n"
+  auto script = parse_perf_script(
+      "  5 \n"
       "\tffffffff822424d7 ([kernel.kallsyms])\n"
       "\tffffffff81000c82 ([kernel.kallsyms])\n"
       "\t          fdb09 (/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0)\n"
       "\t         94e7e0 ([unknown])\n"
       "\n"
+      "  5 \n"
       "\t          1088de (/usr/bin/python3.11)\n"
       "\t          958980 (/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0)\n"
       "\n"
+      "  5 \n"
       "\tffffffff822424d7 ([kernel.kallsyms])\n"
       "\n");
+  const auto& samples = script.by_process.at(5);
   EXPECT_EQ(samples.size(), 3u);
-  EXPECT_EQ(samples["/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0"], 1);  // frames below the first user one are not used
-  EXPECT_EQ(samples["/usr/bin/python3.11"], 1);
-  EXPECT_EQ(samples["[kernel.kallsyms]"], 1);  // a kernel sample with no user code under it
+  EXPECT_EQ(samples.at("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0"), 1);  // frames below the first user one are not used
+  EXPECT_EQ(samples.at("/usr/bin/python3.11"), 1);
+  EXPECT_EQ(samples.at("[kernel.kallsyms]"), 1);  // a kernel sample with no user code under it
+}
+
+}  // namespace
+}  // namespace kgym::verify
+
+namespace kgym::verify {
+namespace {
+
+TEST(PerfOutput, SystemWideSamplesByProcessAndTheirParents) {
+  auto script = parse_perf_script(
+      "    0 PERF_RECORD_FORK(1:1):(0:0)\n"
+      "    0 PERF_RECORD_COMM: process_api:1/1\n"
+      "    0 PERF_RECORD_FORK(100:100):(1:1)\n"    // a worker's box, found running
+      "    0 PERF_RECORD_FORK(101:101):(100:100)\n"  // the worker in it
+      "  101 PERF_RECORD_FORK(101:105):(101:101)\n"  // a thread of it: same process
+      "  101 PERF_RECORD_FORK(300:300):(101:101)\n"  // a child it forked while sampled
+      "  300 PERF_RECORD_EXIT(300:300):(101:101)\n"
+      "    0 \n"
+      "\n"
+      "  101 \n"
+      "\t          48fa7b3 (/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0)\n"
+      "\n"
+      "  300 \n"
+      "\t          48fa7b3 (/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0)\n"
+      "\n"
+      "  200 \n"
+      "\t            f8350 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+      "\n");
+  EXPECT_EQ(script.by_process.size(), 3u);  // the idle sample has no user frame
+  EXPECT_EQ(script.parents.at(101), 100);
+  EXPECT_EQ(script.parents.at(300), 101);
+  EXPECT_FALSE(script.parents.contains(105) && script.parents.at(105) == 105);
+
+  auto worker = samples_below(script, {100});
+  EXPECT_EQ(worker.size(), 1u);
+  EXPECT_EQ(worker["/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0"], 2);  // the forked child's counts too
+  auto other = samples_below(script, {200});
+  EXPECT_EQ(other["/usr/lib/x86_64-linux-gnu/libc.so.6"], 1);
+  EXPECT_TRUE(samples_below(script, {999}).empty());
+}
+
+TEST(PerfOutput, ALoopInTheParentsEnds) {
+  PerfScript script;
+  script.parents = {{1, 2}, {2, 1}};
+  script.by_process[1]["x"] = 1;
+  EXPECT_TRUE(samples_below(script, {3}).empty());
 }
 
 }  // namespace

@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -102,15 +104,11 @@ std::set<std::string> build_ids_below(const std::filesystem::path& dir) {
   return ids;
 }
 
-std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<pid_t>& roots,
+std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<int>& cores,
                                                          const std::filesystem::path& data,
                                                          const std::filesystem::path& log, int hz) {
   auto program = util::find_executable("perf");
   if (!program) return std::unexpected("perf is not installed (Debian: linux-perf)");
-  auto pids = process_trees(roots);
-  if (pids.empty()) return std::unexpected("the workers' processes are gone");
-  std::vector<std::string> listed;
-  for (pid_t pid : pids) listed.push_back(std::to_string(pid));
   std::error_code ec;
   std::filesystem::remove(data, ec);
   auto control_path = data.string() + ".ctl", ack_path = data.string() + ".ack";
@@ -126,11 +124,16 @@ std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<pid_t
   ChildSpec spec;
   // -N: no build-id cache under $HOME; the build ids are still recorded.
   // -D -1: events start disabled, and the control fifo turns them on.
-  // -g: call chains, so that time in the kernel counts for the user code
-  // it served (cpu_profile.h parse_perf_dsos).
-  spec.argv = {program->string(), "record", "-e", "cpu-clock", "-F", std::to_string(hz), "-g", "-N", "-q", "-D", "-1",
-               "--control", fmt::format("fifo:{},{}", control_path, ack_path), "-o", data.string(), "-p",
-               fmt::format("{}", fmt::join(listed, ","))};
+  // -g --user-callchains: each sample's user frames, the first of them the
+  // user code running (or, for a sample in the kernel, whose system call
+  // or page fault the kernel was serving): cpu_profile.h parse_perf_dsos.
+  spec.argv = {program->string(), "record", "-e", "cpu-clock", "-F", std::to_string(hz), "-g", "--user-callchains",
+               "-N", "-q", "-D", "-1",
+               "--control", fmt::format("fifo:{},{}", control_path, ack_path), "-o", data.string(), "-a"};
+  if (!cores.empty()) {
+    spec.argv.push_back("-C");
+    spec.argv.push_back(fmt::format("{}", fmt::join(cores, ",")));
+  }
   spec.env = util::environment_with({"LC_ALL=C"});
   spec.log_path = log;
   spec.die_with_parent = true;
@@ -148,46 +151,60 @@ std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<pid_t
   }
   CpuSampler sampler(std::move(*child), program->string(), data, log, std::move(control), std::move(ack));
   // perf answers its fifo once it is attached and waiting.
-  if (!sampler.set_sampling(false))
+  if (!sampler.set_sampling(false, true))
     return std::unexpected(fmt::format("perf record did not answer its control fifo: {}",
                                        last_lines(read_text(log))));
   return sampler;
 }
 
-bool CpuSampler::set_sampling(bool on) {
+bool CpuSampler::set_sampling(bool on, bool wait) {
   if (!broken_.empty()) return false;
+  auto began = Clock::now();
+  ++switches_;
   std::string_view command = on ? "enable\n" : "disable\n";
   if (::write(control_.get(), command.data(), command.size()) != static_cast<ssize_t>(command.size())) {
     broken_ = fmt::format("writing perf's control fifo: {}", std::strerror(errno));
     return false;
   }
-  // perf answers "ack\n".
-  std::string answer;
-  auto until = Clock::now() + std::chrono::seconds(10);
-  while (answer.find('\n') == std::string::npos) {
+  ++unanswered_;
+  bool answered = read_answers(wait ? Clock::now() + std::chrono::seconds(10) : Clock::now());
+  switch_s_ += std::chrono::duration<double>(Clock::now() - began).count();
+  if (wait && !answered) {
+    broken_ = "perf did not acknowledge a control command in 10 s";
+    return false;
+  }
+  return broken_.empty();
+}
+
+// perf answers each command with "ack\n"; reads what has come, until every
+// command is answered or `until` passed. True when none is unanswered.
+bool CpuSampler::read_answers(Deadline until) {
+  while (unanswered_ > 0) {
     pollfd p{ack_.get(), POLLIN, 0};
     int ready = ::poll(&p, 1, poll_timeout_ms(until));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      broken_ = "perf did not acknowledge a control command in 10 s";
-      return false;
-    }
-    char buf[16];
+    if (ready <= 0) return false;
+    char buf[256];
     ssize_t n = ::read(ack_.get(), buf, sizeof buf);
     if (n <= 0) {
       broken_ = "perf's acknowledgement fifo closed";
       return false;
     }
-    answer.append(buf, static_cast<std::size_t>(n));
+    unanswered_ -= static_cast<int>(std::count(buf, buf + n, '\n'));
   }
   return true;
 }
 
 std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) {
+  auto stop_began = Clock::now();
+  // The last switch (off) is through before perf stops.
+  if (broken_.empty() && !read_answers(std::min(deadline, Clock::now() + std::chrono::seconds(5))))
+    broken_ = "perf did not acknowledge its last control command in 5 s";
   ::kill(perf_.pid(), SIGINT);
-  if (!broken_.empty()) {
+  std::string broken = std::exchange(broken_, "perf was stopped");  // no switching from now on
+  if (!broken.empty()) {
     perf_.terminate();
-    return std::unexpected(broken_);
+    return std::unexpected(broken);
   }
   auto exit = perf_.wait_until(deadline);
   if (!exit) {
@@ -198,13 +215,23 @@ std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) 
   bool stopped = exit->signaled ? exit->code == SIGINT : exit->code == 0;
   if (!stopped)
     return std::unexpected(fmt::format("perf record: {}: {}", exit->describe(), last_lines(read_text(log_))));
-  auto script = run_captured({program_, "script", "-i", data_.string(), "-F", "ip,dso"}, deadline, 64 << 20);
+  auto stopped_at = Clock::now();
+  // The first frame of each sample's chain is all that is used; the task
+  // events give every process's parent.
+  auto script = run_captured({program_, "script", "-i", data_.string(), "-F", "pid,ip,dso", "--max-stack", "1",
+                              "--show-task-events"},
+                             deadline, 256 << 20);
+  auto scripted_at = Clock::now();
   if (!script) return std::unexpected("perf script: " + script.error());
   if (script->exit.signaled || script->exit.code != 0)
     return std::unexpected(fmt::format("perf script: {}: {}", script->exit.describe(), last_lines(script->output)));
   auto ids = run_captured({program_, "buildid-list", "-i", data_.string(), "--with-hits"}, deadline);
   if (!ids) return std::unexpected("perf buildid-list: " + ids.error());
-  return SampleReading{parse_perf_dsos(script->output), parse_perf_build_ids(ids->output)};
+  auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  return SampleReading{parse_perf_script(script->output), parse_perf_build_ids(ids->output),
+                       fmt::format("perf stopped in {:.2f} s, its script {:.2f} s, its build ids {:.2f} s",
+                                   seconds(stop_began, stopped_at), seconds(stopped_at, scripted_at),
+                                   seconds(scripted_at, Clock::now()))};
 }
 
 }  // namespace kgym::verify

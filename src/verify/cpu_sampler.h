@@ -1,15 +1,16 @@
 #pragma once
 // Samples where processes spend their CPU time, from outside them: `perf
-// record -e cpu-clock` attached to every process of the given trees (and
-// every thread and child they start later), sampling only while the caller
-// has it on (perf's control fifo: the timing turns it on around each timed
-// batch), then `perf script` and `perf buildid-list` read back
-// (verify/cpu_profile.h decides from the samples).
-// The candidate cannot see or switch this observer off: it runs as kgym,
-// outside the candidate's box, whose seccomp filter refuses perf_event_open
-// anyway. Where perf is missing or the kernel refuses (not root and
-// perf_event_paranoid > 1, a container without perf events), start() says
-// why and the verification goes on without this check, saying so.
+// record -a -e cpu-clock` on the given cores (every process that runs
+// there, so nothing a sampled process starts or ends can slip out or stall
+// perf), sampling only while the caller has it on (perf's control fifo:
+// the timing turns it on around each timed batch), then `perf script`
+// (each sample's process, and every process's parent) and `perf
+// buildid-list` read back; cpu_profile.h picks each side's processes out
+// and decides. The candidate cannot see or switch this observer off: it
+// runs as kgym, outside the candidate's box, whose seccomp filter refuses
+// perf_event_open anyway. System-wide sampling needs root (or
+// perf_event_paranoid <= 0); where perf is missing or refused, start()
+// says why and the verification goes on without this check, saying so.
 #include <sys/types.h>
 
 #include <expected>
@@ -27,24 +28,31 @@
 namespace kgym::verify {
 
 struct SampleReading {
-  ObjectSamples samples;
+  PerfScript script;                             // samples by process, and the processes' parents
   std::map<std::string, std::string> build_ids;  // object path -> GNU build id, as perf read them
+  std::string costs;                             // what reading it took, for the log
 };
 
 class CpuSampler {
  public:
-  // Every process of the trees rooted at `roots`, sampled `hz` times per
-  // second of its CPU time; perf's data goes to `data`, its messages to
+  // Every process on `cores` (empty: on every core), sampled `hz` times
+  // per second of CPU time; perf's data goes to `data`, its messages to
   // `log`; its control fifos are made beside `data`. Returns once perf is
   // attached (or failed to), sampling off.
-  static std::expected<CpuSampler, std::string> start(const std::vector<pid_t>& roots,
+  static std::expected<CpuSampler, std::string> start(const std::vector<int>& cores,
                                                       const std::filesystem::path& data,
                                                       const std::filesystem::path& log, int hz = 997);
 
-  // Sampling on or off (it starts off); returns once perf acknowledged.
-  // False when perf did not answer: the sampler is then broken for good,
-  // and finish() says so.
-  bool set_sampling(bool on);
+  // Sampling on or off (it starts off). Does not wait for perf's answer
+  // unless `wait` (perf takes the command within its next wake-up, well
+  // under a millisecond on an idle core; a late switch cuts or extends a
+  // batch's sampled window alike for both sides). False when perf could
+  // not be told, or (with `wait`) did not answer: the sampler is then
+  // broken for good, and finish() says so.
+  bool set_sampling(bool on, bool wait = false);
+  // The switches so far and the parent's time they took (waiting for perf).
+  int switches() const { return switches_; }
+  double switch_seconds() const { return switch_s_; }
 
   // Stops perf and reads its samples.
   std::expected<SampleReading, std::string> finish(Deadline deadline);
@@ -63,6 +71,10 @@ class CpuSampler {
   std::filesystem::path data_, log_;
   util::UniqueFd control_, ack_;
   std::string broken_;  // why a control command failed
+  bool read_answers(Deadline until);
+  int unanswered_ = 0;  // commands perf has not acknowledged yet
+  int switches_ = 0;
+  double switch_s_ = 0;
 };
 
 // Every pid of the trees rooted at `roots` now.

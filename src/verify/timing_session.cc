@@ -93,11 +93,14 @@ std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, cons
   request.header["calls"] = calls;
   request.header["warmup"] = warmup;
   request.header["cache_flush"] = timing_.cache_flush;
+  if (inputs_.around_batch) inputs_.around_batch(side, what, true);
   auto sent = now_ns();
   auto reply = exchange_(side, request, what);
+  double outer_ns = elapsed_ns(sent);
+  if (inputs_.around_batch) inputs_.around_batch(side, what, false);
   if (!reply) return std::nullopt;
   Batch b;
-  b.outer_ns = elapsed_ns(sent);
+  b.outer_ns = outer_ns;
   b.positions = warmup + calls;
   for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
     if (ns.is_number()) b.ns.push_back(ns.get<double>());

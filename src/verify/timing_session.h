@@ -48,6 +48,11 @@ struct TimingInputs {
   const Backend* backend = &backend_named("cpu");  // for the op trace's glue allow-list
   bool check_op_trace = true;      // false when the candidate slot runs the reference itself
   bool trace_expected = false;     // the reference's worker traces on this torch: a null trace is a finding
+  // Runs just before a `time` batch's request is sent (`starting`) and as
+  // soon as its reply came, outside the parent's clock around the batch:
+  // the verifier switches its outside sampler there. `what` is the phase
+  // ("warming up", "timing", ...).
+  std::function<void(Role side, std::string_view what, bool starting)> around_batch;
 };
 
 // What the timing did to keep its figures honest, for the log and tests.

@@ -440,6 +440,34 @@ TEST(TimingSession, TheFigureIsTheParentsClockNotTheWorkers) {
   EXPECT_NEAR(outcome.performance->speedup.median, 1.0, 1e-6);
 }
 
+TEST(TimingSession, WhatRunsAroundABatchIsOutsideItsClock) {
+  // The verifier's outside sampler waits for perf around each batch: that
+  // time, however long and on whichever side, is no call's.
+  auto core = std::make_shared<FakeCore>();
+  auto clock = std::make_shared<ScriptedClock>();
+  TimingInputs inputs;
+  int open = 0, pairs = 0, timing_pairs = 0;
+  inputs.around_batch = [&](Role side, std::string_view what, bool starting) {
+    if (is_candidate(side)) clock->ns += 50 * kCallNs;
+    if (starting) {
+      EXPECT_EQ(open, 0);
+      ++open;
+    } else {
+      EXPECT_EQ(open, 1);
+      --open;
+      ++pairs;
+      if (what == "timing") ++timing_pairs;
+    }
+  };
+  auto outcome = run_timing(short_timing(), inputs, on_clock(clock, scripted_workers(core, kCallNs)),
+                            [](const std::string&) {}, scripted_cores(core), [clock] { return clock->ns; });
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_NEAR(outcome.performance->speedup.median, 1.0, 1e-6);
+  EXPECT_EQ(open, 0);
+  EXPECT_GT(timing_pairs, 0);
+  EXPECT_GT(pairs, timing_pairs);  // the warm-up's batches too
+}
+
 TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);

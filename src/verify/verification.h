@@ -108,7 +108,8 @@ class Verification {
   // during the timing (verify/cpu_sampler.h), and the decision on the
   // candidate's library compute (verify/cpu_profile.h).
   struct OutsideSampling {
-    std::optional<CpuSampler> reference, candidate;
+    std::optional<CpuSampler> sampler;                // the leased cores, system-wide
+    std::set<int> reference_roots, candidate_roots;  // each side's workers (their host pids)
     KnownObjects known;
     std::string missing;                // why nothing is sampled
   };

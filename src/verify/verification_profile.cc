@@ -29,34 +29,35 @@ std::vector<pid_t> Verification::side_pids(bool candidate) {
 
 Verification::OutsideSampling Verification::start_outside_sampling() {
   OutsideSampling sampling;
+  auto began = Clock::now();
   auto reference = side_pids(false), candidate = side_pids(true);
   if (reference.empty() || candidate.empty()) {
     sampling.missing = "the workers' host processes could not be found";
+  } else if (auto started = CpuSampler::start(reference_cores_, req_.scratch_dir / "timing.perf",
+                                              req_.scratch_dir / "timing.perf.log");
+             !started) {
+    sampling.missing = started.error();
   } else {
-    auto started = [&](const char* side, const std::vector<pid_t>& pids) {
-      return CpuSampler::start(pids, req_.scratch_dir / fmt::format("{}.perf", side),
-                               req_.scratch_dir / fmt::format("{}.perf.log", side));
-    };
-    auto ref = started("reference", reference);
-    auto cand = ref ? started("candidate", candidate) : std::unexpected(std::string());
-    if (!ref || !cand) {
-      sampling.missing = ref ? cand.error() : ref.error();
-    } else {
-      sampling.reference = std::move(*ref);
-      sampling.candidate = std::move(*cand);
-      for (pid_t pid : process_trees(reference)) {
-        for (const auto& [path, id] : mapped_object_ids(pid)) {
-          sampling.known.reference.insert(id);
-          if (library_file_name(path)) sampling.known.library.insert(id);
-        }
+    sampling.sampler = std::move(*started);
+    sampling.reference_roots = {reference.begin(), reference.end()};
+    sampling.candidate_roots = {candidate.begin(), candidate.end()};
+    for (pid_t pid : process_trees(reference)) {
+      for (const auto& [path, id] : mapped_object_ids(pid)) {
+        sampling.known.reference.insert(id);
+        if (library_file_name(path)) sampling.known.library.insert(id);
       }
-      // The candidate's extensions as kgym built them: with those known,
-      // code that is neither theirs nor the reference's is foreign.
-      if (!prebuilt_dir_.empty()) sampling.known.own = build_ids_below(prebuilt_dir_);
-      sampling.known.judge_foreign = !sampling.known.own.empty();
     }
+    // The candidate's extensions as kgym built them: with those known,
+    // code that is neither theirs nor the reference's is foreign.
+    if (!prebuilt_dir_.empty()) sampling.known.own = build_ids_below(prebuilt_dir_);
+    sampling.known.judge_foreign = !sampling.known.own.empty();
   }
-  if (!sampling.missing.empty()) note("outside profile: not sampled: " + sampling.missing);
+  if (!sampling.missing.empty()) {
+    note("outside profile: not sampled: " + sampling.missing);
+  } else {
+    note(fmt::format("outside profile: perf attached to the leased cores in {:.2f} s",
+                     std::chrono::duration<double>(Clock::now() - began).count()));
+  }
   return sampling;
 }
 
@@ -68,32 +69,38 @@ std::optional<CheatFinding> Verification::finish_outside_sampling(OutsideSamplin
     if (result_.runtime) result_.runtime->cpu_profile_missing = std::move(why);
     return std::nullopt;
   };
-  if (!sampling.reference || !sampling.candidate) return record_missing(sampling.missing);
-  auto deadline = Clock::now() + std::chrono::seconds(60);
-  auto ref = sampling.reference->finish(deadline);
-  auto cand = sampling.candidate->finish(deadline);
-  if (!ref || !cand) return record_missing(ref ? cand.error() : ref.error());
+  if (!sampling.sampler) return record_missing(sampling.missing);
+  note(fmt::format("outside profile: sampling switched {} times, {:.3f} s of the parent's time",
+                   sampling.sampler->switches(), sampling.sampler->switch_seconds()));
+  auto began = Clock::now();
+  auto reading = sampling.sampler->finish(began + std::chrono::seconds(60));
+  if (!reading) return record_missing(reading.error());
+  note("outside profile: " + reading->costs);
+  ObjectSamples reference_samples = samples_below(reading->script, sampling.reference_roots);
+  ObjectSamples candidate_samples = samples_below(reading->script, sampling.candidate_roots);
+  const auto& build_ids = reading->build_ids;
   // A build id perf read under a library's name, in either side's
   // recording, is the library's wherever else it appears.
   KnownObjects known = sampling.known;
-  for (const auto* reading : {&*ref, &*cand})
-    for (const auto& [path, id] : reading->build_ids)
-      if (library_file_name(path)) known.library.insert(id);
+  for (const auto& [path, id] : build_ids)
+    if (library_file_name(path)) known.library.insert(id);
   // And what the reference ran code in while timed is the reference's.
-  for (const auto& [path, id] : ref->build_ids) known.reference.insert(id);
+  for (const auto& [path, count] : reference_samples)
+    if (auto id = build_ids.find(path); id != build_ids.end()) known.reference.insert(id->second);
   KnownObjects trusted = known;
   trusted.judge_foreign = false;  // the reference's objects are what it runs
-  SideProfile reference = classify_samples(ref->samples, ref->build_ids, trusted, reference_calls);
-  SideProfile candidate = classify_samples(cand->samples, cand->build_ids, known, candidate_calls);
-  note(fmt::format("outside profile: reference {} samples over {} calls, {:.0f}% in library code; candidate {} "
-                   "samples over {} calls, {:.0f}% in library or foreign code{}",
+  SideProfile reference = classify_samples(reference_samples, build_ids, trusted, reference_calls);
+  SideProfile candidate = classify_samples(candidate_samples, build_ids, known, candidate_calls);
+  note(fmt::format("outside profile: read in {:.2f} s; reference {} samples over {} calls, {:.0f}% in library code; "
+                   "candidate {} samples over {} calls, {:.0f}% in library or foreign code{}",
+                   std::chrono::duration<double>(Clock::now() - began).count(),
                    reference.samples, reference.calls, 100 * reference.library_share(), candidate.samples,
                    candidate.calls, 100 * candidate.library_share(),
                    known.judge_foreign ? "" : " (its builds unknown: foreign code not told apart)"));
   // What counts as foreign, by path and build id, for whoever reads the log.
-  for (const auto& [path, count] : cand->samples) {
-    auto id = cand->build_ids.find(path);
-    bool known_id = id != cand->build_ids.end();
+  for (const auto& [path, count] : candidate_samples) {
+    auto id = build_ids.find(path);
+    bool known_id = id != build_ids.end();
     if (!path.starts_with("[") && known.judge_foreign && (!known_id || (!known.own.contains(id->second) &&
                                                                         !known.reference.contains(id->second) &&
                                                                         !known.library.contains(id->second))))

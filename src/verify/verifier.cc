@@ -269,6 +269,23 @@ std::expected<void, Failure> Verification::measure_performance() {
   // and twin).
   OutsideSampling sampling = start_outside_sampling();
   std::array<std::int64_t, 2> sampled_calls{0, 0};
+  std::array<bool, 2> sampled_now{false, false};
+  // The side called is sampled while a batch of the timed rounds runs,
+  // and only then: the warm-up (where a candidate could spend anything
+  // for free) and what the workers do between batches (the reference
+  // drawing input sets) are none of the comparison. The switch waits for
+  // perf's answer, outside the parent's clock around the batch.
+  timing_inputs.around_batch = [&](Role side, std::string_view what, bool starting) {
+    std::optional<CpuSampler>& sampler = sampling.sampler;
+    bool& now = sampled_now[is_candidate(side) ? 1 : 0];
+    if (!sampler || what != "timing") return;
+    if (starting) {
+      now = sampler->set_sampling(true);
+    } else if (now) {
+      sampler->set_sampling(false);
+      now = false;
+    }
+  };
 
   TimingFailure failed;
   // The lease is watched around every request (verify/lease.h): a finding
@@ -287,18 +304,10 @@ std::expected<void, Failure> Verification::measure_performance() {
         return std::nullopt;
       }
     }
-    // The side called is sampled while a batch of the timed rounds runs,
-    // and only then: the warm-up (where a candidate could spend anything
-    // for free) and what the workers do between batches (the reference
-    // drawing input sets) are none of the comparison.
-    std::optional<CpuSampler>& sampler = is_candidate(role) ? sampling.candidate : sampling.reference;
-    bool sampled = what == "timing" && request.header.value("op", "") == "time" && sampler &&
-                   sampler->set_sampling(true);
-    if (sampled)
+    if (request.header.value("op", "") == "time" && sampled_now[is_candidate(role) ? 1 : 0])
       sampled_calls[is_candidate(role) ? 1 : 0] +=
           request.header.value("warmup", 0LL) + request.header.value("calls", 0LL);
     auto reply = call(role, request, what);
-    if (sampled) sampler->set_sampling(false);
     if (!reply) {
       failed = {reply.error(), role};
       return std::nullopt;
@@ -321,6 +330,7 @@ std::expected<void, Failure> Verification::measure_performance() {
   if (outcome.call_failed)
     return std::unexpected(failed.failure.value_or(Failure{Verdict::kHarnessError, "timing failed"}));
   auto library_compute = finish_outside_sampling(sampling, sampled_calls[0], sampled_calls[1]);
+  timing_inputs.around_batch = nullptr;  // the baselines' timing is not sampled
   auto lease_finding = [&]() -> std::optional<Failure> {
     if (!lease) return std::nullopt;
     auto finding = lease->finish(lease_now());
