@@ -25,7 +25,7 @@ std::string base_name(std::string_view path) {
 // Code in no file: perf's name for a sample it could not place in a mapped
 // object, and for anonymous executable memory.
 bool fileless(std::string_view object) {
-  return object == "[unknown]" || object.starts_with("//anon") || object.starts_with("[anon") ||
+  return object == "[unknown]" || object == "[unreadable]" || object.starts_with("//anon") || object.starts_with("[anon") ||
          object.starts_with("/memfd:") || object == "[heap]" || object == "[stack]";
 }
 
@@ -59,13 +59,21 @@ PerfScript parse_perf_script(std::string_view text) {
   PerfScript out;
   std::optional<int> pid;                  // the sample being read
   std::vector<std::string_view> block;     // its frames
+  bool unreadable = false;                 // a line of its chain is no frame
   auto flush = [&] {
-    if (pid && !block.empty()) {
+    if (pid) {
+      // No user frame: time in the kernel with no user code under it. A
+      // chain with a line that is no frame was bent by an object's name
+      // holding a line break, and whatever that line hid is not believed.
       auto user = std::ranges::find_if(block, [](std::string_view o) { return !kernel_object(o); });
-      ++out.by_process[*pid][std::string(user != block.end() ? *user : block.front())];
+      std::string_view object = unreadable             ? "[unreadable]"
+                                : user != block.end() ? *user
+                                                      : "[kernel.kallsyms]";
+      ++out.by_process[*pid][std::string(object)];
     }
     pid.reset();
     block.clear();
+    unreadable = false;
   };
   auto number = [](std::string_view s) -> std::optional<int> {
     int value = 0;
@@ -82,7 +90,9 @@ PerfScript parse_perf_script(std::string_view text) {
       continue;
     }
     if (line.front() == '\t') {
-      if (auto object = frame_object(line); pid && !object.empty()) block.push_back(object);
+      auto object = frame_object(line);
+      if (object.empty()) unreadable = true;
+      else block.push_back(object);
       continue;
     }
     flush();
@@ -105,21 +115,54 @@ PerfScript parse_perf_script(std::string_view text) {
   return out;
 }
 
+std::map<int, std::int64_t> parse_perf_pids(std::string_view text) {
+  std::map<int, std::int64_t> out;
+  while (!text.empty()) {
+    auto eol = text.find('\n');
+    std::string_view line = trim(text.substr(0, eol));
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    int pid = 0;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
+    if (!line.empty() && ec == std::errc() && end == line.data() + line.size()) ++out[pid];
+  }
+  return out;
+}
+
+bool below(const PerfScript& script, const std::set<int>& roots, int pid) {
+  // Up the parents until a root, or none (a bounded walk: a record could
+  // loop).
+  int at = pid;
+  for (int steps = 0; steps < 64; ++steps) {
+    if (roots.contains(at)) return true;
+    auto parent = script.parents.find(at);
+    if (parent == script.parents.end()) return false;
+    at = parent->second;
+  }
+  return false;
+}
+
 ObjectSamples samples_below(const PerfScript& script, const std::set<int>& roots) {
   ObjectSamples out;
   for (const auto& [pid, samples] : script.by_process) {
-    // Up the parents until a root, or none (a bounded walk: a record could
-    // loop).
-    bool below = false;
-    int at = pid;
-    for (int steps = 0; steps < 64 && !below; ++steps) {
-      if (roots.contains(at)) below = true;
-      auto parent = script.parents.find(at);
-      if (parent == script.parents.end()) break;
-      at = parent->second;
-    }
-    if (!below) continue;
+    if (!below(script, roots, pid)) continue;
     for (const auto& [object, count] : samples) out[object] += count;
+  }
+  return out;
+}
+
+std::vector<int> miscounted_below(const PerfScript& script, const std::set<int>& roots) {
+  std::set<int> pids;
+  for (const auto& [pid, samples] : script.by_process)
+    if (below(script, roots, pid)) pids.insert(pid);
+  for (const auto& [pid, count] : script.totals)
+    if (below(script, roots, pid)) pids.insert(pid);
+  std::vector<int> out;
+  for (int pid : pids) {
+    std::int64_t shown = 0;
+    if (auto it = script.by_process.find(pid); it != script.by_process.end())
+      for (const auto& [object, count] : it->second) shown += count;
+    auto total = script.totals.find(pid);
+    if (shown != (total == script.totals.end() ? 0 : total->second)) out.push_back(pid);
   }
   return out;
 }

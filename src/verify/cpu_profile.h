@@ -39,11 +39,27 @@ using ObjectSamples = std::map<std::string, std::int64_t>;
 struct PerfScript {
   std::map<int, ObjectSamples> by_process;  // pid -> samples
   std::map<int, int> parents;               // pid -> parent pid
+  // pid -> samples, from `perf script -F pid` (one pid per line): no
+  // object's name is printed there, so none can forge it.
+  std::map<int, std::int64_t> totals;
 };
 PerfScript parse_perf_script(std::string_view script_output);
 
-// The samples of the processes below `roots` (themselves included).
+// `perf script -F pid` output: samples per pid.
+std::map<int, std::int64_t> parse_perf_pids(std::string_view text);
+
+// The processes below `roots` (themselves included).
+bool below(const PerfScript& script, const std::set<int>& roots, int pid);
+
+// The samples of the processes below `roots`.
 ObjectSamples samples_below(const PerfScript& script, const std::set<int>& roots);
+
+// The processes below `roots` whose samples by object do not add up to
+// their count in `totals`: were a file's name (only a candidate's own file
+// could have such a name) to break a line of the report (perf 6.1 writes a
+// line break in a name as \012, another version might not), the report
+// could show samples that were not taken, or hide some.
+std::vector<int> miscounted_below(const PerfScript& script, const std::set<int>& roots);
 
 // `perf buildid-list` output: "<hex> <path>" per line -> path -> build id.
 std::map<std::string, std::string> parse_perf_build_ids(std::string_view text);

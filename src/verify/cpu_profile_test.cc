@@ -10,7 +10,7 @@ constexpr const char* kBlas = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopen
 constexpr const char* kPython = "/usr/bin/python3.11";
 constexpr const char* kOwn = "/tmp/kgym/prebuilt/ext/kgym_ext.so";
 
-TEST(PerfOutput, MessagesAndSamplesWithoutFramesCountNothing) {
+TEST(PerfOutput, MessagesCountNothingAndASampleWithoutUserFramesIsTheKernels) {
   auto script = parse_perf_script(
       "Warning: some message (with parentheses)\n"
       "  7 \n"
@@ -18,7 +18,8 @@ TEST(PerfOutput, MessagesAndSamplesWithoutFramesCountNothing) {
       "  8 \n"
       "\t     7f00000000aa ([unknown])\n"
       "\n");
-  EXPECT_EQ(script.by_process.size(), 1u);
+  EXPECT_EQ(script.by_process.size(), 2u);
+  EXPECT_EQ(script.by_process.at(7).at("[kernel.kallsyms]"), 1);
   EXPECT_EQ(script.by_process.at(8).at("[unknown]"), 1);
 }
 
@@ -186,7 +187,7 @@ TEST(PerfOutput, SystemWideSamplesByProcessAndTheirParents) {
       "  200 \n"
       "\t            f8350 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
       "\n");
-  EXPECT_EQ(script.by_process.size(), 3u);  // the idle sample has no user frame
+  EXPECT_EQ(script.by_process.size(), 4u);  // the idle task's sample is the kernel's
   EXPECT_EQ(script.parents.at(101), 100);
   EXPECT_EQ(script.parents.at(300), 101);
   EXPECT_FALSE(script.parents.contains(105) && script.parents.at(105) == 105);
@@ -204,6 +205,35 @@ TEST(PerfOutput, ALoopInTheParentsEnds) {
   script.parents = {{1, 2}, {2, 1}};
   script.by_process[1]["x"] = 1;
   EXPECT_TRUE(samples_below(script, {3}).empty());
+}
+
+}  // namespace
+}  // namespace kgym::verify
+
+namespace kgym::verify {
+namespace {
+
+TEST(PerfOutput, ANameWithALineBreakCannotForgeSamples) {
+  // The candidate (pid 50) maps "/tmp/x)\n\n 50 \n\t 1 (/own.so": each of
+  // its samples there prints a second, forged one in its own extension.
+  std::string name = "/tmp/x)\n\n   50 \n\t 1 (/tmp/own.so";
+  std::string text = "   50 \n\t 7f00 (" + name + ")\n\n   50 \n\t 7f01 (" + name + ")\n\n";
+  PerfScript script = parse_perf_script(text);
+  script.totals = parse_perf_pids("   50 \n   50 \n    0 \n");
+  EXPECT_EQ(script.by_process.at(50).at("/tmp/own.so"), 2);  // what the report shows
+  EXPECT_EQ(miscounted_below(script, {50}), std::vector<int>{50});
+  // Without a pid to forge, a name can still try to pass its samples off
+  // as the extension's: "/tmp/x\n\t 1 (/tmp/own.so" leaves a line that is
+  // no frame, and the sample is unreadable, which counts as library code.
+  PerfScript bent = parse_perf_script("   50 \n\t 7f00 (/tmp/x\n\t 1 (/tmp/own.so)\n\n");
+  EXPECT_EQ(bent.by_process.at(50).size(), 1u);
+  EXPECT_EQ(bent.by_process.at(50).at("[unreadable]"), 1);
+  SideProfile side = classify_samples(bent.by_process.at(50), {}, {}, 1);
+  EXPECT_EQ(side.library_samples, 1);
+  // An honest report adds up.
+  PerfScript honest = parse_perf_script("   50 \n\t 7f00 (/tmp/own.so)\n\n   50 \n\n");
+  honest.totals = parse_perf_pids("   50 \n   50 \n");
+  EXPECT_TRUE(miscounted_below(honest, {50}).empty());
 }
 
 }  // namespace

@@ -221,14 +221,21 @@ std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) 
   auto script = run_captured({program_, "script", "-i", data_.string(), "-F", "pid,ip,dso", "--max-stack", "1",
                               "--show-task-events"},
                              deadline, 256 << 20);
-  auto scripted_at = Clock::now();
   if (!script) return std::unexpected("perf script: " + script.error());
   if (script->exit.signaled || script->exit.code != 0)
     return std::unexpected(fmt::format("perf script: {}: {}", script->exit.describe(), last_lines(script->output)));
+  // The samples per process again, with no object's name in the output.
+  auto pids = run_captured({program_, "script", "-i", data_.string(), "-F", "pid"}, deadline, 64 << 20);
+  if (!pids) return std::unexpected("perf script: " + pids.error());
+  if (pids->exit.signaled || pids->exit.code != 0)
+    return std::unexpected(fmt::format("perf script: {}: {}", pids->exit.describe(), last_lines(pids->output)));
+  auto scripted_at = Clock::now();
   auto ids = run_captured({program_, "buildid-list", "-i", data_.string(), "--with-hits"}, deadline);
   if (!ids) return std::unexpected("perf buildid-list: " + ids.error());
   auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
-  return SampleReading{parse_perf_script(script->output), parse_perf_build_ids(ids->output),
+  PerfScript parsed = parse_perf_script(script->output);
+  parsed.totals = parse_perf_pids(pids->output);
+  return SampleReading{std::move(parsed), parse_perf_build_ids(ids->output),
                        fmt::format("perf stopped in {:.2f} s, its script {:.2f} s, its build ids {:.2f} s",
                                    seconds(stop_began, stopped_at), seconds(stopped_at, scripted_at),
                                    seconds(scripted_at, Clock::now()))};

@@ -76,6 +76,17 @@ std::optional<CheatFinding> Verification::finish_outside_sampling(OutsideSamplin
   auto reading = sampling.sampler->finish(began + std::chrono::seconds(60));
   if (!reading) return record_missing(reading.error());
   note("outside profile: " + reading->costs);
+  // A report that does not add up was bent by an object's name: only a
+  // candidate's own file could have such a name.
+  std::set<int> both = sampling.reference_roots;
+  both.insert(sampling.candidate_roots.begin(), sampling.candidate_roots.end());
+  if (auto bent = miscounted_below(reading->script, both); !bent.empty() && !req_.candidate_is_reference) {
+    return CheatFinding{"runtime.op_trace", "runtime",
+                        fmt::format("sampled from outside, perf's report of the workers' processes ({}) does not add "
+                                    "up to their sample counts: an object mapped in them has a name that breaks "
+                                    "the report (a line break), which only the candidate's own files can have",
+                                    fmt::join(bent, ", "))};
+  }
   ObjectSamples reference_samples = samples_below(reading->script, sampling.reference_roots);
   ObjectSamples candidate_samples = samples_below(reading->script, sampling.candidate_roots);
   const auto& build_ids = reading->build_ids;
