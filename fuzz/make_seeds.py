@@ -88,6 +88,16 @@ def main():
     write("run_records", runs)
     write("transcript", [p.read_bytes() for p in files("tests/transcripts/*/*", "tests/data/agent_streams/*")
                          if p.suffix != ".md"])
+    # perf's report as the outside sampler reads it (verify/cpu_profile_test.cc):
+    # the script's half, then the nameless counts and build ids.
+    write("perf_report", [
+        b"    0 PERF_RECORD_FORK(100:100):(1:1)\n  100 \n\t 7f00 (/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0)"
+        b"\n\n  100 \n\t 7f01 (/tmp/kgym/prebuilt/e0/ext.so)\n\n  100 \n\n  100 \n  100 \n  100 \n"
+        b"8c759e09a29460666e73b78a56457476a1d8e3db /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0\n",
+        b"   50 \n\t 7f00 (/tmp/x\n\t 1 (/tmp/own.so)\n\n   50 \n   50 \n",
+        b"  101 PERF_RECORD_FORK(300:300):(101:101)\n  300 \n\tffffffff8224 ([kernel.kallsyms])\n\t 1088de "
+        b"(/usr/bin/python3.11)\n\n  300 \n  101 \n",
+    ])
 
 
 if __name__ == "__main__":
