@@ -6,6 +6,7 @@
 // sides' samples never exceed the report's, shares stay within [0, 1], a
 // finding names its rule and evidence.
 #include "fuzz/fuzz_util.h"
+#include "util/json_text.h"
 #include "verify/cpu_profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -44,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (finding->rule != "runtime.op_trace" || finding->evidence.empty())
       kgym::fuzz::contract_broken("a finding without its rule or evidence");
   }
-  (void)side_profile_json(candidate).dump();
+  // As result.json is written: names that are no UTF-8 become U+FFFD.
+  (void)kgym::util::json_text(side_profile_json(candidate));
   return 0;
 }
