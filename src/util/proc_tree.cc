@@ -56,18 +56,18 @@ std::vector<ProcStat> read_all_proc_stats() {
   return all;
 }
 
-std::uint64_t tree_ticks(const std::vector<ProcStat>& all, const std::vector<pid_t>& roots) {
+std::vector<const ProcStat*> tree_of(const std::vector<ProcStat>& all, const std::vector<pid_t>& roots) {
   std::multimap<pid_t, const ProcStat*> children;
   std::map<pid_t, const ProcStat*> by_pid;
   for (const auto& stat : all) {
     children.emplace(stat.ppid, &stat);
     by_pid[stat.pid] = &stat;
   }
-  std::uint64_t ticks = 0;
+  std::vector<const ProcStat*> tree;
   std::vector<pid_t> pending;
   for (pid_t root : roots) {
     if (auto it = by_pid.find(root); it != by_pid.end()) {
-      ticks += it->second->ticks;
+      tree.push_back(it->second);
       pending.push_back(root);
     }
   }
@@ -76,11 +76,23 @@ std::uint64_t tree_ticks(const std::vector<ProcStat>& all, const std::vector<pid
     pending.pop_back();
     auto [lo, hi] = children.equal_range(parent);
     for (auto it = lo; it != hi; ++it) {
-      ticks += it->second->ticks;
+      tree.push_back(it->second);
       pending.push_back(it->second->pid);
     }
   }
+  return tree;
+}
+
+std::uint64_t tree_ticks(const std::vector<ProcStat>& all, const std::vector<pid_t>& roots) {
+  std::uint64_t ticks = 0;
+  for (const ProcStat* stat : tree_of(all, roots)) ticks += stat->ticks;
   return ticks;
+}
+
+std::vector<pid_t> tree_pids(const std::vector<pid_t>& roots) {
+  std::vector<pid_t> pids;
+  for (const ProcStat* stat : tree_of(read_all_proc_stats(), roots)) pids.push_back(stat->pid);
+  return pids;
 }
 
 double tree_cpu_ns(const std::vector<pid_t>& roots) {

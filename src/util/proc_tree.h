@@ -29,8 +29,14 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text);
 // Every process of the system now (those readable).
 std::vector<ProcStat> read_all_proc_stats();
 
+// `roots` and their descendants within `all` (roots not in `all` left out).
+std::vector<const ProcStat*> tree_of(const std::vector<ProcStat>& all, const std::vector<pid_t>& roots);
+
 // The summed ticks of `roots` and their descendants within `all`.
 std::uint64_t tree_ticks(const std::vector<ProcStat>& all, const std::vector<pid_t>& roots);
+
+// The pids of `roots` and their descendants alive now.
+std::vector<pid_t> tree_pids(const std::vector<pid_t>& roots);
 
 // tree_ticks over a fresh reading of /proc, in nanoseconds.
 double tree_cpu_ns(const std::vector<pid_t>& roots);

@@ -23,12 +23,7 @@
 namespace kgym::verify {
 namespace {
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_text(const std::filesystem::path& file) { return util::read_file(file).value_or(""); }
 
 std::string last_lines(const std::string& text, int n = 3) {
   std::size_t at = text.size();
@@ -42,21 +37,8 @@ std::string last_lines(const std::string& text, int n = 3) {
 
 }  // namespace
 
-std::vector<pid_t> process_trees(const std::vector<pid_t>& roots) {
-  auto all = util::read_all_proc_stats();
-  std::vector<pid_t> out(roots.begin(), roots.end());
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    for (const auto& p : all)
-      if (p.ppid == out[i] && std::ranges::find(out, p.pid) == out.end()) out.push_back(p.pid);
-  }
-  std::erase_if(out, [&](pid_t pid) {
-    return std::ranges::none_of(all, [pid](const util::ProcStat& p) { return p.pid == pid; });
-  });
-  return out;
-}
-
 std::optional<pid_t> host_pid_below(pid_t root, pid_t inner) {
-  for (pid_t pid : process_trees({root})) {
+  for (pid_t pid : util::tree_pids({root})) {
     std::istringstream status(read_text(fmt::format("/proc/{}/status", pid)));
     for (std::string line; std::getline(status, line);) {
       if (!line.starts_with("NSpid:")) continue;

@@ -77,9 +77,6 @@ class CpuSampler {
   double switch_s_ = 0;
 };
 
-// Every pid of the trees rooted at `roots` now.
-std::vector<pid_t> process_trees(const std::vector<pid_t>& roots);
-
 // The host pid of the process whose pid, inside the PID namespace of the
 // processes under `root`, is `inner` (a warm worker, whose zygote knows it
 // by its namespace's pid); nullopt when none is.

@@ -3,6 +3,7 @@
 // (docs/anti-cheat.md "Library compute, seen from outside").
 #include <fmt/format.h>
 
+#include "util/proc_tree.h"
 #include "verify/cpu_profile.h"
 #include "verify/verification.h"
 
@@ -41,7 +42,7 @@ Verification::OutsideSampling Verification::start_outside_sampling() {
     sampling.sampler = std::move(*started);
     sampling.reference_roots = {reference.begin(), reference.end()};
     sampling.candidate_roots = {candidate.begin(), candidate.end()};
-    for (pid_t pid : process_trees(reference)) {
+    for (pid_t pid : util::tree_pids(reference)) {
       for (const auto& [path, id] : mapped_object_ids(pid)) {
         sampling.known.reference.insert(id);
         if (library_file_name(path)) sampling.known.library.insert(id);
