@@ -90,8 +90,9 @@ std::uint64_t tree_ticks(const std::vector<ProcStat>& all, const std::vector<pid
 }
 
 std::vector<pid_t> tree_pids(const std::vector<pid_t>& roots) {
+  const std::vector<ProcStat> all = read_all_proc_stats();  // tree_of points into it
   std::vector<pid_t> pids;
-  for (const ProcStat* stat : tree_of(read_all_proc_stats(), roots)) pids.push_back(stat->pid);
+  for (const ProcStat* stat : tree_of(all, roots)) pids.push_back(stat->pid);
   return pids;
 }
 

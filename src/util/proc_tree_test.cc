@@ -1,6 +1,11 @@
 #include "util/proc_tree.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -34,6 +39,22 @@ TEST(ProcTree, ReadsThisProcess) {
   for (const auto& s : all) found = found || s.pid == ::getpid();
   EXPECT_TRUE(found);
   EXPECT_GE(tree_cpu_ns({::getpid()}), 0.0);
+}
+
+TEST(ProcTree, ListsThisProcessAndAChildItStarted) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test leaves nothing behind
+    if (::getppid() == 1) ::_exit(0);
+    ::pause();
+    ::_exit(0);
+  }
+  const std::vector<pid_t> pids = tree_pids({::getpid()});
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_NE(std::find(pids.begin(), pids.end(), ::getpid()), pids.end());
+  EXPECT_NE(std::find(pids.begin(), pids.end(), child), pids.end());
 }
 
 }  // namespace
