@@ -92,6 +92,7 @@ void install_filter() {
                            "add_key",
                            "request_key",
                            "bpf",
+                           "perf_event_open",
                            "userfaultfd",
                            "open_tree",
                            "move_mount",

@@ -7,8 +7,8 @@
 // (each sample's process, and every process's parent) and `perf
 // buildid-list` read back; cpu_profile.h picks each side's processes out
 // and decides. The candidate cannot see or switch this observer off: it
-// runs as kgym, outside the candidate's box, whose seccomp filter refuses
-// perf_event_open anyway. System-wide sampling needs root (or
+// runs as kgym, outside the candidate's box, whose seccomp filter
+// (kgym-box) fails perf_event_open anyway. System-wide sampling needs root (or
 // perf_event_paranoid <= 0); where perf is missing or refused, start()
 // says why and the verification goes on without this check, saying so.
 #include <sys/types.h>

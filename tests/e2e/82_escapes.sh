@@ -40,6 +40,7 @@ try "test \"\$(id -u)\" = 0 && test \"$KGYM_E2E_ROOT\" = 1" "uid 0"
 try "mknod dev b 8 0" "a device node"
 try "head -c 1 /dev/sda || head -c 1 /dev/vda || head -c 1 /dev/nvme0n1 || head -c 1 /dev/mem" "a disk device"
 try "python3 -c 'import ctypes,sys; sys.exit(ctypes.CDLL(None).ptrace(16, 1, 0, 0) != 0)'" "ptrace of the box's init"
+try "python3 -c 'import ctypes,platform,struct,sys; a=ctypes.create_string_buffer(struct.pack(\"IIQQQQQ\",1,128,0,0,0,0,97)+bytes(80)); sys.exit(ctypes.CDLL(None).syscall({\"x86_64\":298,\"aarch64\":241}[platform.machine()],a,0,-1,-1,0)<0)'" "perf_event_open (a profiler of its own)"
 try "kill -0 $KGYM_E2E_HOST_PID" "a signal to a host process"
 try "cat /proc/$KGYM_E2E_HOST_PID/environ" "/proc of a host process"
 try "truncate -s 1100M huge.bin" "a file past the size limit"
@@ -99,10 +100,10 @@ gates="$(cat "$C"/gates/develop.1/*.log 2>/dev/null)"
 check "the agent ran and its log kept its first line" grep -q '^AGENT_STARTED' <<<"$log"
 check "and its last" grep -q '^AGENT_DONE' <<<"$log"
 [ "$ROOT" = 1 ] && check "the agent ran as uid 65534" grep -q '^AGENT_STARTED uid=65534' <<<"$log"
-check "the agent tried every escape" test "$(grep -c '^denied: ' <<<"$log")" -ge 26
+check "the agent tried every escape" test "$(grep -c '^denied: ' <<<"$log")" -ge 27
 none_escaped() { ! grep -q '^ESCAPED' <<<"$1"; }
 check "no escape of the agent worked" none_escaped "$log"
-check "the gate tried every escape" test "$(grep -c '^denied: ' <<<"$gates")" -ge 26
+check "the gate tried every escape" test "$(grep -c '^denied: ' <<<"$gates")" -ge 27
 check "no escape of the gate worked" none_escaped "$gates"
 grep '^ESCAPED' <<<"$log$gates" | sed 's/^/     /'
 check "the problem file and the stored solutions are unchanged" \
@@ -134,7 +135,7 @@ if [ "$ROOT" = 1 ] && unshare --net --pid --fork true 2>/dev/null; then
   U="$TMP/runs/esc-unshare/cases/level1/1_ReLU"
   expect_verdict "$U/result.json" pass
   ulog="$(cat "$U/agent.log" "$U"/gates/develop.1/*.log 2>/dev/null)"
-  check "the fallback box's agent and gate tried each escape" test "$(grep -c '^denied: ' <<<"$ulog")" -ge 34
+  check "the fallback box's agent and gate tried each escape" test "$(grep -c '^denied: ' <<<"$ulog")" -ge 36
   check "and none worked" none_escaped "$ulog"
   grep '^ESCAPED' <<<"$ulog" | sed 's/^/     /'
 fi
