@@ -1,0 +1,204 @@
+// The timing phase against scripted workers (timing_session_fakes.h):
+// work a candidate moves into untimed calls, the memoization probes, and
+// the noise floors and medians each round keeps.
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "verify/timing_session.h"
+#include "verify/timing_session_fakes.h"
+
+namespace kgym::verify {
+namespace {
+
+using namespace scripted;
+
+// Every worker's batch spends twice its calls' time around them (the
+// harness: mapping sets, copying outputs), so the figures are the workers'
+// clocks, bounded by the parent's; the candidate moves `moved` of each
+// timed call's work into the batch's first, untimed call.
+Exchange heavy_harness(std::shared_ptr<FakeCore> core, double moved) {
+  auto inner = scripted_workers(core, kCallNs);
+  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
+    if (is_candidate(side) && warmup > 0) {
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * (1 - moved);
+      reply->header["untimed_ns"] = reply->header["untimed_ns"].get<double>() + calls * moved * kCallNs;
+    }
+    reply->header["taken_ns"] = 2 * (calls + warmup) * kCallNs;
+    reply->header["elapsed_ns"] = 3 * (calls + warmup) * kCallNs;
+    return reply;
+  };
+}
+
+TEST(TimingSession, WorkMovedIntoUntimedCallsIsChargedToTheTimedOnes) {
+  auto core = std::make_shared<FakeCore>();
+  std::vector<std::string> notes;
+  auto moved = run_scripted(short_timing(), TimingInputs{}, heavy_harness(core, 0.9),
+                            [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
+  ASSERT_TRUE(moved.performance) << (moved.cheat ? moved.cheat->evidence : moved.mismatch);
+  EXPECT_EQ(moved.performance->clock, "worker_bounded");
+  // Its timed calls alone would read 10x.
+  EXPECT_LT(moved.performance->speedup.median, 1.3);
+  auto honest = run_scripted(short_timing(), TimingInputs{}, heavy_harness(core, 0), [](const std::string&) {},
+                             scripted_cores(core));
+  ASSERT_TRUE(honest.performance);
+  EXPECT_NEAR(honest.performance->speedup.median, 1.0, 1e-9);
+}
+
+// The scripted workers, but the candidate's calls take `seen_ns` on a set
+// it was handed before and `unseen_ns` on the others: in the probe only,
+// or (`everywhere`) in every batch; `probes` counts the probe batches the
+// candidate ran. `key` names what the candidate remembers of a set.
+Exchange probed_candidate(std::shared_ptr<FakeCore> core,
+                          std::function<double(int probe_batch, bool seen)> ns, std::shared_ptr<int> probes,
+                          bool everywhere = false,
+                          std::function<std::string(const std::string&)> key = [](const std::string& name) {
+                            return name;
+                          }) {
+  auto inner = scripted_workers(core, kCallNs);
+  auto remembered = std::make_shared<std::set<std::string>>();
+  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time") return reply;
+    auto sets = sets_of(request);
+    if (side != Role::kCandidate) return reply;
+    int warmup = request.header.value("warmup", 0);
+    bool probing = what == "probing for memoization";
+    if (probing || everywhere) {
+      std::vector<double> times;
+      for (std::size_t k = static_cast<std::size_t>(warmup); k < sets.size(); ++k)
+        times.push_back(ns(*probes, remembered->contains(key(sets[k]))));
+      reply->header["ns"] = times;
+    }
+    *probes += probing;
+    for (const auto& name : sets) remembered->insert(key(name));
+    return reply;
+  };
+}
+
+TEST(TimingSession, AMemoizerIsCaughtByTwoProbes) {
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  auto outcome = run_scripted(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(
+          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  EXPECT_NE(outcome.cheat->evidence.find("a second probe"), std::string::npos) << outcome.cheat->evidence;
+  EXPECT_EQ(*probes, 8);  // two probes of four batches
+}
+
+TEST(TimingSession, ACacheKeyedByTheExactSetGainsNothingInTheRounds) {
+  // Fast on a set it was handed before, in every batch: no timed call gets
+  // such a set, so the speedup stays 1; the probe still finds it.
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  auto outcome = run_scripted(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(
+          core, [](int, bool seen) { return seen ? 0.05 * kCallNs : kCallNs; }, probes, true),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_DOUBLE_EQ(outcome.performance->speedup.median, 1.0);
+}
+
+TEST(TimingSession, AProbeOfSecondsLongCallsFitsTheBudget) {
+  // Every call takes 2 s (as the workers report it): four batches of eight
+  // timed calls per side would take over a minute; one batch of four fits.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  auto probe_calls = std::make_shared<std::vector<int>>();
+  Exchange slow = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && request.header.value("op", "") == "time") {
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * 2000;
+      if (what == "probing for memoization" && side == Role::kCandidate)
+        probe_calls->push_back(request.header.value("calls", 0));
+    }
+    return reply;
+  };
+  VerifierConfig config = short_timing();
+  config.timing.budget = std::chrono::seconds(10);
+  auto outcome = run_scripted(config, TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_EQ(*probe_calls, std::vector<int>{4});
+}
+
+TEST(TimingSession, OneProbeSlowedByTheMachineIsNoFinding) {
+  // The unseen calls of the first probe only are slow, as if another
+  // process had taken the core in step with them.
+  auto core = std::make_shared<FakeCore>();
+  auto probes = std::make_shared<int>(0);
+  std::vector<std::string> notes;
+  auto outcome = run_scripted(
+      short_timing(), TimingInputs{.set_seeds = 5},
+      probed_candidate(
+          core, [](int batch, bool seen) { return batch < 4 && !seen ? 3 * kCallNs : kCallNs; }, probes),
+      [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_FALSE(outcome.cheat) << outcome.cheat->evidence;
+  EXPECT_EQ(*probes, 8);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("did not confirm") != std::string::npos;
+  }));
+}
+
+TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
+  // The candidate runs exactly as fast as the reference, the twin (the same
+  // code in another process) 4 % slower in every round: the paired interval
+  // alone would be a single point away from 1.
+  auto performance = timed_with_twins(1.04, 1.0);
+  ASSERT_TRUE(performance);
+  const Performance& p = *performance;
+  ASSERT_TRUE(p.noise_floor && p.noise_floor->ci95 && p.speedup.ci95);
+  EXPECT_NEAR(p.noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.median, std::sqrt(1.04), 1e-9);  // both reference workers count
+  EXPECT_NEAR(p.speedup.ci95->lo, std::sqrt(1.04) / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->hi, std::sqrt(1.04) * 1.04, 1e-9);
+  EXPECT_LT(p.speedup.ci95->lo, 1.0);
+  ASSERT_TRUE(p.candidate_noise_floor);
+  EXPECT_NEAR(p.candidate_noise_floor->median, 1.0, 1e-9);
+  EXPECT_EQ(p.reference.samples, p.candidate.samples);  // two workers each
+}
+
+TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
+  // Now the candidate's twin is the odd process: 4 % slower.
+  auto performance = timed_with_twins(1.0, 1.04);
+  ASSERT_TRUE(performance);
+  const Performance& p = *performance;
+  ASSERT_TRUE(p.candidate_noise_floor && p.speedup.ci95);
+  EXPECT_NEAR(p.candidate_noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.median, 1 / std::sqrt(1.04), 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->lo, 1 / std::sqrt(1.04) / 1.04, 1e-9);
+  EXPECT_NEAR(p.speedup.ci95->hi, 1 / std::sqrt(1.04) * 1.04, 1e-9);
+  EXPECT_GT(p.speedup.ci95->hi, 1.0);
+}
+
+TEST(TimingSession, BothNoiseFloorsAndFourMediansPerRoundSurviveTheResultJson) {
+  auto performance = timed_with_twins(1.02, 1.04);
+  ASSERT_TRUE(performance);
+  CaseResult r;
+  r.performance = performance;
+  CaseResult back = result_from_json(to_json(r));
+  ASSERT_TRUE(back.performance && back.performance->noise_floor && back.performance->candidate_noise_floor);
+  EXPECT_NEAR(back.performance->noise_floor->median, 1 / 1.02, 1e-9);
+  EXPECT_NEAR(back.performance->candidate_noise_floor->median, 1 / 1.04, 1e-9);
+  EXPECT_EQ(back.performance->rounds_ms, performance->rounds_ms);
+  ASSERT_FALSE(back.performance->rounds_ms.empty());
+  EXPECT_DOUBLE_EQ(back.performance->rounds_ms.front()[3], 1.04 * kCallNs / 1e6);
+}
+
+
+}  // namespace
+}  // namespace kgym::verify
