@@ -351,17 +351,21 @@ def describe(value):
 
 
 def flat_values(output):
-    """The values of a model output in order, lists and tuples flattened."""
-    flat = []
+    """The values of a model output in order, lists and tuples flattened.
 
-    def visit(value):
+    Without a nested recursive function: one refers to itself through its
+    closure, a cycle that kept the list it filled (and so every call's
+    output) alive until Python's cyclic collector ran. The timed calls then
+    allocated past a growing heap instead of reusing freed blocks, and
+    page-faulted their outputs in: 4x slower for a 2 MB output, in regimes
+    that came and went with the collector."""
+    flat, pending = [], [output]
+    while pending:
+        value = pending.pop()
         if isinstance(value, (list, tuple)):
-            for item in value:
-                visit(item)
+            pending.extend(reversed(value))
         else:
             flat.append(value)
-
-    visit(output)
     return flat
 
 

@@ -156,6 +156,39 @@ class InputSets(unittest.TestCase):
             devices.flatten_outputs({"y": torch.ones(1)})
         self.assertIn("unsupported dict", caught.exception.message)
 
+    def test_a_timed_call_finds_the_last_ones_output_freed(self):
+        """Each call's output and inputs are freed when the next call starts,
+        with Python's cyclic collector off: a reference cycle in the harness
+        (a recursive closure did this) keeps them until the collector runs,
+        and the allocator then hands the timed calls fresh pages to fault in."""
+        import gc
+        import weakref
+
+        import torch
+
+        backend = devices.CpuBackend(0, None)
+        writer = shared.SealedWriter("kgym-test-outputs")
+
+        def into_file(output, slot):
+            return [writer.put(t) for t in devices.flatten_outputs(output)]
+
+        for keep in (None, into_file):
+            refs, alive = [], []
+
+            def forward(args):
+                alive.append(sum(ref() is not None for ref in refs))
+                output = (args[0] * 2, [args[0] + 1, (args[0] - 1,)])
+                refs.extend(weakref.ref(t) for t in (args[0], output[0], output[1][0]))
+                return output
+
+            gc.disable()
+            try:
+                backend.time_calls(forward, lambda position: [torch.ones(64) * position], 1, 4, keep=keep)
+            finally:
+                gc.enable()
+            self.assertEqual(alive, [0] * 5, f"keep={keep}")
+        writer.close()
+
     def test_describe(self):
         import torch
 
