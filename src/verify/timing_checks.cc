@@ -111,20 +111,38 @@ std::optional<CheatFinding> impossible_time_finding(double candidate_median_ns, 
 std::optional<CheatFinding> memoization_finding(const MemoProbe& probe,
                                                 const std::optional<SpeedupEstimate>& noise_floor,
                                                 const std::optional<SpeedupEstimate>& candidate_noise_floor) {
-  if (probe.candidate_seen_ns <= 0 || probe.reference_seen_ns <= 0) return std::nullopt;
-  double ratio = probe.candidate_unseen_ns / probe.candidate_seen_ns;
-  double reference_ratio = probe.reference_unseen_ns / probe.reference_seen_ns;
-  double bound = std::max(kMemoizedRatio, kMemoizedRatio * std::max(1.0, reference_ratio));
+  double floors = 1;
   for (const auto& floor : {noise_floor, candidate_noise_floor}) {
-    if (floor && floor->ci95) bound = std::max({bound, floor->ci95->hi, 1 / std::max(floor->ci95->lo, 1e-9)});
+    if (floor && floor->ci95) floors = std::max({floors, floor->ci95->hi, 1 / std::max(floor->ci95->lo, 1e-9)});
   }
-  if (ratio <= bound) return std::nullopt;
-  return CheatFinding{
-      "runtime.memoization", "runtime",
-      fmt::format("on an input set it had already seen the candidate took {:.4f} ms per call, on unseen sets "
-                  "{:.4f} ms ({:.2f}x; the reference {:.4f} and {:.4f} ms, {:.2f}x): it remembers outputs",
-                  ms(probe.candidate_seen_ns), ms(probe.candidate_unseen_ns), ratio, ms(probe.reference_seen_ns),
-                  ms(probe.reference_unseen_ns), reference_ratio)};
+  // How much slower `slow` is than `fast` on the candidate, and whether
+  // that is beyond what the reference's same ratio and the noise allow.
+  auto beyond = [&](double cand_slow, double cand_fast, double ref_slow, double ref_fast) -> std::optional<double> {
+    if (cand_slow <= 0 || cand_fast <= 0 || ref_slow <= 0 || ref_fast <= 0) return std::nullopt;
+    double ratio = cand_slow / cand_fast;
+    double bound = std::max(kMemoizedRatio * std::max(1.0, ref_slow / ref_fast), floors);
+    return ratio > bound ? std::optional(ratio) : std::nullopt;
+  };
+  if (auto ratio = beyond(probe.candidate_unseen_ns, probe.candidate_seen_ns, probe.reference_unseen_ns,
+                          probe.reference_seen_ns)) {
+    return CheatFinding{
+        "runtime.memoization", "runtime",
+        fmt::format("on input sets it had already seen the candidate took {:.4f} ms per call, on unseen sets "
+                    "{:.4f} ms ({:.2f}x; the reference {:.4f} and {:.4f} ms, {:.2f}x): it remembers outputs",
+                    ms(probe.candidate_seen_ns), ms(probe.candidate_unseen_ns), *ratio, ms(probe.reference_seen_ns),
+                    ms(probe.reference_unseen_ns), probe.reference_unseen_ns / probe.reference_seen_ns)};
+  }
+  if (auto ratio = beyond(probe.candidate_unseen_ns, probe.candidate_timed_ns, probe.reference_unseen_ns,
+                          probe.reference_timed_ns)) {
+    return CheatFinding{
+        "runtime.memoization", "runtime",
+        fmt::format("on the unseen sets of the probe batches the candidate took {:.4f} ms per call, in its timed "
+                    "batches {:.4f} ms ({:.2f}x; the reference {:.4f} and {:.4f} ms): it runs differently in the "
+                    "batches that probe it",
+                    ms(probe.candidate_unseen_ns), ms(probe.candidate_timed_ns), *ratio,
+                    ms(probe.reference_unseen_ns), ms(probe.reference_timed_ns))};
+  }
+  return std::nullopt;
 }
 
 std::optional<double> foreign_cpu_share(const util::CoreUsage& usage, double own_cpu_s) {

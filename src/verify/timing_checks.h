@@ -61,17 +61,20 @@ std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const Cl
 std::optional<CheatFinding> impossible_time_finding(double candidate_median_ns, std::uint64_t output_bytes,
                                                     double bandwidth_gbs, std::uint64_t llc_bytes);
 
-// The memoization probe after the timed rounds: the first quartile of the
-// times per call of each side on an input set its process has seen before
-// and on unseen ones.
+// The memoization probe, whose batches run inside the timed rounds: the
+// first quartile of the times per call of each side on input sets the
+// candidate had been handed before, on unseen ones, and (`*_timed_ns`) in
+// its timed batches. 0 where a kind has no call.
 struct MemoProbe {
-  double candidate_seen_ns = 0, candidate_unseen_ns = 0;
-  double reference_seen_ns = 0, reference_unseen_ns = 0;
+  double candidate_seen_ns = 0, candidate_unseen_ns = 0, candidate_timed_ns = 0;
+  double reference_seen_ns = 0, reference_unseen_ns = 0, reference_timed_ns = 0;
 };
 
-// `runtime.memoization`: the candidate is markedly faster on the seen set
-// than on unseen ones: by more than kMemoizedRatio, more than the
-// reference's own ratio allows, and beyond both noise floors' intervals.
+// `runtime.memoization`: the candidate is markedly faster on seen sets than
+// on unseen ones, or markedly slower on the unseen sets of a probe batch
+// than in its timed batches (it tells a probe batch from a timed one): by
+// more than kMemoizedRatio, more than the reference's own ratio allows,
+// and beyond both noise floors' intervals.
 std::optional<CheatFinding> memoization_finding(const MemoProbe& probe,
                                                 const std::optional<SpeedupEstimate>& noise_floor,
                                                 const std::optional<SpeedupEstimate>& candidate_noise_floor);

@@ -109,6 +109,27 @@ TEST(TimingChecks, MemoizationNeedsAMarkedGapBeyondTheNoiseFloors) {
   EXPECT_FALSE(memoization_finding(memo, wide, std::nullopt));
 }
 
+TEST(TimingChecks, ACandidateSlowerInProbeBatchesThanInTimedOnesTellsThemApart) {
+  // Honest: its unseen probe calls cost what its timed calls cost.
+  MemoProbe honest{.candidate_seen_ns = 1e6,
+                   .candidate_unseen_ns = 1e6,
+                   .candidate_timed_ns = 0.95e6,
+                   .reference_seen_ns = 1e6,
+                   .reference_unseen_ns = 1e6,
+                   .reference_timed_ns = 1e6};
+  EXPECT_FALSE(memoization_finding(honest, std::nullopt, std::nullopt));
+  // Its timed calls take a shortcut the probe batches do not: 3x.
+  MemoProbe two_faced = honest;
+  two_faced.candidate_timed_ns = 0.33e6;
+  auto found = memoization_finding(two_faced, std::nullopt, std::nullopt);
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->evidence.find("batches that probe it"), std::string::npos) << found->evidence;
+  // The reference slower in the probe batches alike (the machine): no finding.
+  MemoProbe machine = two_faced;
+  machine.reference_timed_ns = 0.33e6;
+  EXPECT_FALSE(memoization_finding(machine, std::nullopt, std::nullopt));
+}
+
 TEST(TimingChecks, ImpossibleTimeOnlyBeyondTheCache) {
   EXPECT_FALSE(impossible_time_finding(1, 1 << 20, 10, 32 << 20));  // fits in the cache
   EXPECT_FALSE(impossible_time_finding(10e6, 64ull << 20, 10, 32 << 20));

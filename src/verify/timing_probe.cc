@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/seed_mix.h"
+#include "verify/stats.h"
 #include "verify/timing_session_internal.h"
 
 namespace kgym::verify::timing_internal {
@@ -25,90 +27,123 @@ double low_quantile(std::vector<double> ns) {
 
 }  // namespace
 
-// Calls of the reference and the candidate on a set the candidate has
-// already seen (the same file, handed again) and on unseen sets (fresh
-// draws from get_inputs()), mixed in batches like the timed ones, so
-// nothing in a call tells the candidate it is probed, and both kinds of
-// call share each batch's conditions. Which positions get the seen set is
-// drawn for every batch: a fixed alternation could fall in step with
-// another process's time slices on a loaded machine and make either kind
-// look slow. The kinds are told apart by the workers' own per-call clocks:
-// the probe looks for a remembered output, it does not make the figure
-// (a candidate that hides its memo here gains nothing from it in the
-// timed rounds, where no set comes twice).
-bool TimingSession::memoization_probe(const BatchSets& seen_in, int warmup, MemoProbe& probe) {
-  const auto seen = seen_in.calls.at(static_cast<std::size_t>(
-      std::uniform_int_distribution<int>(warmup, static_cast<int>(seen_in.calls.size()) - 1)(rng_)));
-  const auto& seen_file = seen_in.files.at(static_cast<std::size_t>(seen.first));
-  std::vector<double> ref_seen, ref_unseen, cand_seen, cand_unseen;
+// The probe looks for a remembered output: calls of the reference and the
+// candidate on sets the candidate was handed before (drawn again from
+// get_inputs() under their seeds, into a file of their own) and on unseen
+// sets (fresh draws), mixed in batches shaped like the timed ones, that run
+// inside the timed rounds at rounds and places drawn by the parent. A
+// batch's request looks like a timed batch's (one file, a set per call, a
+// traced call), so only a lookup of an input's contents tells a probe batch
+// from a timed one. Which positions get seen sets is drawn for every batch:
+// a fixed alternation could fall in step with another process's time
+// slices on a loaded machine and make either kind look slow. The kinds are
+// told apart by the workers' own per-call clocks; the probe does not make
+// the figure (no timed call gets a set twice, so a memo gains nothing
+// there).
+void TimingSession::plan_probes(int warmup, int calls, double per_call_ns, double budget_ns, int rounds_expected) {
   // Where sets are costly (tens of MB each: making one can take 50x a
-  // call), the probe takes half the batches rather than more than half the
-  // timing's budget; where calls are (a forward of seconds), it takes as
-  // few batches, and then calls, as fit the budget: one batch of four timed
-  // calls at the least, two on the seen set and two on unseen ones.
-  double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
-  double per_call_ns = median(reference_).value_or(0);
-  double budget_ns = std::chrono::duration<double, std::nano>(timing_.budget).count();
-  int calls = kProbeCalls;
+  // call), the probe takes half the batches rather than more than a
+  // quarter of the timing's budget; where calls are (a forward of seconds),
+  // as few batches as fit the budget, one at the least.
+  const double per_set_ns = sets_made_ > 0 ? make_ns_ / static_cast<double>(sets_made_) : 0;
+  const int n = warmup + calls;
   int batches = kProbeBatches;
-  auto cost = [&] { return batches * ((2 + calls / 2) * per_set_ns + 2 * (1 + calls) * per_call_ns); };
-  if (per_set_ns * (2 + calls / 2) * batches > budget_ns / 4) batches /= 2;
-  while (batches > 1 && cost() > budget_ns) batches /= 2;
-  if (cost() > budget_ns) calls = kProbeCalls / 2;
-  const int n = 1 + calls;
-  const int unseen = n - calls / 2;  // the untimed call's set is unseen too
-  const auto began = now_ns();
-  const double make_before_ns = make_ns_;
-  for (int batch_index = 0; batch_index < batches; ++batch_index) {
-    auto fresh = make_sets({unseen});
-    if (!fresh) return false;
-    // Position 0 is untimed; half of the others get the seen set.
-    std::vector<int> positions(static_cast<std::size_t>(calls));
-    std::iota(positions.begin(), positions.end(), 1);
-    std::shuffle(positions.begin(), positions.end(), rng_);
-    std::vector<bool> was_seen(static_cast<std::size_t>(n), false);
-    for (int k = 0; k < calls / 2; ++k) was_seen[static_cast<std::size_t>(positions[k])] = true;
-    BatchSets sets{.files = {seen_file, (*fresh)[0]}, .calls = {}};
-    int next = 0;
-    for (int p = 0; p < n; ++p)
-      sets.calls.push_back(was_seen[static_cast<std::size_t>(p)] ? std::pair{0, seen.second} : std::pair{1, next++});
-    for (Role side : {Role::kReference, Role::kCandidate}) {
-      auto b = batch(side, sets, std::string(static_cast<std::size_t>(n), '\0'), 1, calls, "probing for memoization");
-      if (!b) return false;
-      for (std::size_t k = 0; k < b->ns.size(); ++k) {
-        auto& into = side == Role::kReference ? (was_seen[k + 1] ? ref_seen : ref_unseen)
-                                              : (was_seen[k + 1] ? cand_seen : cand_unseen);
-        into.push_back(b->ns[k]);
-      }
+  auto cost = [&] { return batches * (n * per_set_ns + 2 * n * per_call_ns); };
+  if (batches * n * per_set_ns > budget_ns / 4) batches /= 2;
+  while (batches > 1 && cost() > budget_ns / 2) batches /= 2;
+  // From the second round on (the candidate has then been handed sets),
+  // before the earliest round the timing may stop at.
+  const int last = std::max(1, rounds_expected - 1);
+  probe_rounds_.clear();
+  for (int k = 0; k < batches; ++k) probe_rounds_.push_back(std::uniform_int_distribution<int>(1, last)(rng_));
+  std::sort(probe_rounds_.begin(), probe_rounds_.end());
+}
+
+bool TimingSession::probe_batch(int warmup, int calls, ProbeCalls& into) {
+  const int n = warmup + calls;
+  std::string mask = trace_mask(warmup, calls);
+  // Half of the timed positions that are not traced get a seen set, each a
+  // different one where the candidate has seen enough.
+  std::vector<int> open;
+  for (int p = warmup; p < n; ++p)
+    if (mask[static_cast<std::size_t>(p)] == '\0') open.push_back(p);
+  std::shuffle(open.begin(), open.end(), rng_);
+  std::vector<bool> was_seen(static_cast<std::size_t>(n), false);
+  const std::size_t seen_count = seen_seeds_.empty() ? 0 : std::max<std::size_t>(1, open.size() / 2);
+  std::vector<std::uint64_t> pool = seen_seeds_;
+  std::shuffle(pool.begin(), pool.end(), rng_);
+  std::vector<std::uint64_t> seeds;
+  std::uint64_t next = sets_made_;
+  for (std::size_t k = 0; k < seen_count; ++k) was_seen[static_cast<std::size_t>(open[k])] = true;
+  std::size_t used = 0;
+  for (int p = 0; p < n; ++p) {
+    if (was_seen[static_cast<std::size_t>(p)]) {
+      seeds.push_back(pool[used++ % pool.size()]);
+    } else {
+      seeds.push_back(util::splitmix64(inputs_.set_seeds + ++next) >> 1);
     }
   }
-  probe = MemoProbe{low_quantile(cand_seen), low_quantile(cand_unseen), low_quantile(ref_seen),
-                    low_quantile(ref_unseen)};
-  note_(fmt::format(
-      "memoization probe: candidate {:.4f} ms on a seen set, {:.4f} ms on unseen; reference {:.4f} / {:.4f} "
-      "ms ({} batches in {:.2f} s, {:.2f} s of it making their sets)",
-      probe.candidate_seen_ns / 1e6, probe.candidate_unseen_ns / 1e6, probe.reference_seen_ns / 1e6,
-      probe.reference_unseen_ns / 1e6, batches, elapsed_ns(began) / 1e9, (make_ns_ - make_before_ns) / 1e9));
+  auto files = make_sets_of({seeds}, "making probe sets (seen ones drawn again)");
+  if (!files) return false;
+  BatchSets sets = whole((*files)[0]);
+  auto order = std::bernoulli_distribution(0.5)(rng_) ? std::array{Role::kReference, Role::kCandidate}
+                                                      : std::array{Role::kCandidate, Role::kReference};
+  for (Role side : order) {
+    auto b = batch(side, sets, mask, warmup, calls, "probing for memoization");
+    if (!b) return false;
+    for (std::size_t k = 0; k < b->ns.size(); ++k) {
+      const int p = warmup + b->timed_at[k];
+      if (p >= n || mask[static_cast<std::size_t>(p)] != '\0') continue;
+      bool seen = was_seen[static_cast<std::size_t>(p)];
+      auto& kind = side == Role::kReference ? (seen ? into.reference_seen : into.reference_unseen)
+                                            : (seen ? into.candidate_seen : into.candidate_unseen);
+      kind.push_back(b->ns[k]);
+    }
+  }
+  ++into.batches;
   return true;
 }
 
-// The probe, and when it finds the candidate faster on the seen set, a
-// second probe on another seen set: a memoizer is faster every time, a
-// loaded machine's noise seldom twice in the same direction.
-bool TimingSession::probe_memoization(const BatchSets& seen_in, int warmup, const Performance& perf) {
-  MemoProbe first;
-  if (!memoization_probe(seen_in, warmup, first)) return false;
+// The probe batches the rounds did not reach run now. When the candidate
+// looks faster on seen sets, a second probe after the rounds must agree: a
+// memoizer is faster every time, a loaded machine's noise seldom twice in
+// the same direction.
+bool TimingSession::finish_probe(int warmup, int calls, const Performance& perf) {
+  const int planned = static_cast<int>(probe_rounds_.size());
+  const auto began = now_ns();
+  const double make_before_ns = make_ns_;
+  const int inside = probe_.batches;
+  while (probe_.batches < planned) {
+    if (!probe_batch(warmup, calls, probe_)) return false;
+  }
+  auto summary = [this](const ProbeCalls& p) {
+    return MemoProbe{low_quantile(p.candidate_seen),   low_quantile(p.candidate_unseen),
+                     low_quantile(candidate_timed_),   low_quantile(p.reference_seen),
+                     low_quantile(p.reference_unseen), low_quantile(reference_timed_)};
+  };
+  auto describe = [](const MemoProbe& m) {
+    return fmt::format("candidate {:.4f} ms on seen sets, {:.4f} ms on unseen, {:.4f} ms timed; reference "
+                       "{:.4f} / {:.4f} / {:.4f} ms",
+                       m.candidate_seen_ns / 1e6, m.candidate_unseen_ns / 1e6, m.candidate_timed_ns / 1e6,
+                       m.reference_seen_ns / 1e6, m.reference_unseen_ns / 1e6, m.reference_timed_ns / 1e6);
+  };
+  MemoProbe first = summary(probe_);
+  note_(fmt::format("memoization probe: {} ({} batches per side inside the rounds, {} after them)",
+                    describe(first), inside, probe_.batches - inside));
   auto found = memoization_finding(first, perf.noise_floor, perf.candidate_noise_floor);
   if (!found) return true;
-  MemoProbe second;
-  if (!memoization_probe(seen_in, warmup, second)) return false;
-  auto confirmed = memoization_finding(second, perf.noise_floor, perf.candidate_noise_floor);
-  if (!confirmed) {
+  ProbeCalls again;
+  for (int k = 0; k < std::max(1, planned); ++k) {
+    if (!probe_batch(warmup, calls, again)) return false;
+  }
+  MemoProbe second = summary(again);
+  note_(fmt::format("memoization probe, second: {} ({:.2f} s, {:.2f} s of it making sets)", describe(second),
+                    elapsed_ns(began) / 1e9, (make_ns_ - make_before_ns) / 1e9));
+  if (!memoization_finding(second, perf.noise_floor, perf.candidate_noise_floor)) {
     note_("memoization probe: the second probe did not confirm the first; not a finding");
     return true;
   }
-  found->evidence += fmt::format("; a second probe on another seen set: {:.4f} ms seen, {:.4f} ms unseen",
-                                 second.candidate_seen_ns / 1e6, second.candidate_unseen_ns / 1e6);
+  found->evidence += fmt::format("; a second probe after the rounds: {}", describe(second));
   fail(std::move(*found));
   return true;
 }

@@ -26,17 +26,30 @@ std::string BatchSets::describe(int position) const {
 }
 
 std::optional<std::vector<std::shared_ptr<const SetFile>>> TimingSession::make_sets(const std::vector<int>& counts) {
-  auto groups = nlohmann::json::array();
+  // Set k of the verification is drawn under the k-th seed that follows
+  // from set_seeds: make_sets_of counts every set it asks for.
   std::vector<std::vector<std::uint64_t>> seeds;
+  std::uint64_t next = sets_made_;
   for (int count : counts) {
     auto& group = seeds.emplace_back();
-    for (int i = 0; i < count; ++i) group.push_back(util::splitmix64(inputs_.set_seeds + ++sets_made_) >> 1);
+    for (int i = 0; i < count; ++i) group.push_back(util::splitmix64(inputs_.set_seeds + ++next) >> 1);
+  }
+  return make_sets_of(std::move(seeds));
+}
+
+std::optional<std::vector<std::shared_ptr<const SetFile>>> TimingSession::make_sets_of(
+    std::vector<std::vector<std::uint64_t>> seeds, std::string_view what) {
+  auto groups = nlohmann::json::array();
+  std::vector<int> counts;
+  for (const auto& group : seeds) {
     groups.push_back(group);
+    counts.push_back(static_cast<int>(group.size()));
+    sets_made_ += group.size();
   }
   Message request;
   request.header = {{"op", "sets"}, {"groups", std::move(groups)}};
   auto sent = now_ns();
-  auto reply = exchange_(Role::kReference, request, "making input sets");
+  auto reply = exchange_(Role::kReference, request, what);
   if (!reply) return std::nullopt;
   make_ns_ += elapsed_ns(sent);
   const auto& described = reply->header.value("groups", nlohmann::json::array());
@@ -102,8 +115,13 @@ std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, cons
   Batch b;
   b.outer_ns = outer_ns;
   b.positions = warmup + calls;
+  int at = 0;
   for (const auto& ns : reply->header.value("ns", nlohmann::json::array())) {
-    if (ns.is_number()) b.ns.push_back(ns.get<double>());
+    if (ns.is_number()) {
+      b.ns.push_back(ns.get<double>());
+      b.timed_at.push_back(at);
+    }
+    ++at;
   }
   b.untimed_ns = number(reply->header, "untimed_ns");
   b.worker_ns = number(reply->header, "elapsed_ns");
@@ -126,6 +144,9 @@ std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, cons
     return std::nullopt;
   }
   b.outputs = std::make_shared<const util::SealedView>(std::move(*view));
+  // The workers' own CPU time while the cores' load is measured (the
+  // timed rounds, probe batches among them) is not other processes'.
+  if (stat_start_) workers_cpu_ns_ += b.cpu_ns;
   // Every batch, warm-up and probe included, counts for the clocks.
   ClockTotals& clock = clocks_[is_candidate(side) ? 1 : 0];
   clock.outer_ns += b.outer_ns;
@@ -307,7 +328,6 @@ void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>&
       auto& samples = is_candidate(side) ? candidate_ : reference_;
       samples.insert(samples.end(), charged.begin(), charged.end());
       if (extra > 0) charged_untimed_ns_ += extra;
-      workers_cpu_ns_ += b.cpu_ns;
       continue;
     }
     double own = b.outer_ns - harness[first_sequence(side) ? 0 : 1];
@@ -316,7 +336,6 @@ void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>&
     b.figure_ns = std::max(own, static_cast<double>(b.positions)) / std::max(1, b.positions);
     rounds_[index_of(side)].push_back({b.figure_ns});
     (is_candidate(side) ? candidate_ : reference_).push_back(b.figure_ns);
-    workers_cpu_ns_ += b.cpu_ns;
   }
 }
 
@@ -372,11 +391,16 @@ TimingOutcome TimingSession::run() {
       per_call_ns[0] / 1e6, per_call_ns[1] / 1e6, per_call_ns[2] / 1e6, per_call_ns[3] / 1e6, warm_make_ms,
       per_batch, rewarm));
 
+  // Rounds that a budget of this many calls allows, for the probe's plan.
+  const double round_ns = kSides * (rewarm + per_batch + 1) * slowest;
+  const int rounds_expected = static_cast<int>(std::min<double>(
+      {budget_ns / std::max(round_ns, 1.0), std::ceil(static_cast<double>(max_reps) / per_batch), kMinRounds}));
+  plan_probes(rewarm, std::max(per_batch + 1, kProbeMinCalls), slowest, budget_ns, rounds_expected);
+
   std::string stop_reason;
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
   if (load_.sides_cpu_ns) sides_cpu_start_ns_ = load_.sides_cpu_ns();
-  BatchSets last_seen;
   double check_share = 1;
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - calls_per_worker_);
@@ -392,7 +416,18 @@ TimingOutcome TimingSession::run() {
     std::array<BatchSets, 2> sets = {whole((*files)[0]), whole((*files)[1])};
     std::array<const BatchSets*, kSides> of_side{};
     std::array<std::optional<Batch>, kSides> taken;
+    // A probe batch of the reference and the candidate runs in this round
+    // where the plan says so, before any of the round's batches or after
+    // one of them, at a place drawn for the round.
+    const int probes_here =
+        static_cast<int>(std::count(probe_rounds_.begin(), probe_rounds_.end(), round));
+    const int probe_at = std::uniform_int_distribution<int>(0, kSides)(rng_);
+    int placed = 0;
     for (Role side : round_order(round)) {
+      if (placed++ == probe_at) {
+        for (int k = 0; k < probes_here; ++k)
+          if (!probe_batch(rewarm, std::max(sent, kProbeMinCalls), probe_)) return failed();
+      }
       of_side[index_of(side)] = &sets[first_sequence(side) ? 0 : 1];
       taken[index_of(side)] = batch(side, *of_side[index_of(side)], mask, rewarm, sent, "timing");
       if (!taken[index_of(side)]) return failed();
@@ -400,6 +435,10 @@ TimingOutcome TimingSession::run() {
         note_("timing: a batch came back without timed calls");
         return failed();
       }
+    }
+    if (probe_at == static_cast<int>(kSides)) {
+      for (int k = 0; k < probes_here; ++k)
+        if (!probe_batch(rewarm, std::max(sent, kProbeMinCalls), probe_)) return failed();
     }
     // Outputs are checked in the first round and then in a share of the
     // rounds drawn after they ran: all of them while comparing is cheap,
@@ -414,7 +453,13 @@ TimingOutcome TimingSession::run() {
     }
     calls_per_worker_ += calls;
     account(round, taken);
-    last_seen = sets[0];
+    // The sets of the candidate's timed calls, which later probe batches
+    // hand it again; and both sides' own timed calls, for the probe.
+    const auto& seen_file = *sets[0].files.at(0);
+    for (std::size_t k = static_cast<std::size_t>(rewarm); k < seen_file.seeds.size(); ++k)
+      seen_seeds_.push_back(seen_file.seeds[k]);
+    for (double ns : taken[index_of(Role::kReference)]->ns) reference_timed_.push_back(ns);
+    for (double ns : taken[index_of(Role::kCandidate)]->ns) candidate_timed_.push_back(ns);
     bool enough = round + 1 >= kMinRounds && calls_per_worker_ >= min_samples;
     auto rse = paired_speedup_rse(both_references(), both_candidates());
     if (enough && rse && *rse <= timing_.target_rse) {
@@ -428,7 +473,7 @@ TimingOutcome TimingSession::run() {
     if (!stop_reason.empty()) break;
   }
   Performance perf = summarize(stop_reason);
-  if (!probe_memoization(last_seen, rewarm, perf)) return failed();
+  if (!finish_probe(rewarm, std::max(per_batch + 1, kProbeMinCalls), perf)) return failed();
   perf.measure_s = (now_ns() - start_) / 1e9;
   if (auto found = clock_finding(clocks_[0], clocks_[1], overhead_, median(candidate_).value_or(0),
                                  trusted_foreign_share_))

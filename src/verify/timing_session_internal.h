@@ -44,11 +44,12 @@ constexpr int kCheckedCalls = 2;
 // is then done in fewer rounds, never in fewer than kMinCheckShare.
 constexpr double kCheckCost = 0.25;
 constexpr double kMinCheckShare = 0.2;
-// The memoization probe: batches (half as many where input sets are costly)
-// of this many timed calls after one untimed, half of them on a seen set,
-// half on unseen ones.
+// The memoization probe: this many batches of each of the reference and
+// the candidate (half as many where input sets are costly), run inside the
+// timed rounds and shaped like their batches (at least kProbeMinCalls timed
+// calls), half of the timed calls on sets the candidate was handed before.
 constexpr int kProbeBatches = 4;
-constexpr int kProbeCalls = 8;
+constexpr int kProbeMinCalls = 4;
 // The share of the batches (warm-up and timed) with a traced call.
 constexpr double kTracedBatchShare = 1.0;
 // Making input sets costs the reference's time between batches; up to this
@@ -91,8 +92,15 @@ struct BatchSets {
   std::string describe(int position) const;  // "set of seed S", for a mismatch
 };
 
+// The probe's calls, per side and kind, on the workers' own clocks.
+struct ProbeCalls {
+  std::vector<double> reference_seen, reference_unseen, candidate_seen, candidate_unseen;
+  int batches = 0;  // of each side
+};
+
 struct Batch {
   std::vector<double> ns;  // the timed calls, on the worker's own clock
+  std::vector<int> timed_at;  // the timed position (from 0) of each of `ns` (a traced call has none)
   double untimed_ns = 0;   // the worker's time for its untimed calls
   double outer_ns = 0;     // the parent's clock around the request
   double worker_ns = 0;    // the worker's clock from the request's arrival to its reply
@@ -153,8 +161,19 @@ class TimingSession {
   bool check_outputs(int round, int calls, const std::array<const BatchSets*, kSides>& sets,
                      const std::array<std::optional<Batch>, kSides>& taken, int warmup);
   std::string compare(const Batch& reference, const Batch& candidate, int call);
-  bool memoization_probe(const BatchSets& seen_in, int warmup, MemoProbe& probe);
-  bool probe_memoization(const BatchSets& seen_in, int warmup, const Performance& perf);
+  // Asks the reference worker for one file per entry of `seeds`, each set
+  // drawn from get_inputs() under its seed.
+  std::optional<std::vector<std::shared_ptr<const SetFile>>> make_sets_of(
+      std::vector<std::vector<std::uint64_t>> seeds, std::string_view what = "making input sets");
+  // How many probe batches each side runs, and in which rounds
+  // (timing_probe.cc).
+  void plan_probes(int warmup, int calls, double per_call_ns, double budget_ns, int rounds_expected);
+  // One probe batch of the reference and one of the candidate, on the same
+  // sets, in the order drawn.
+  bool probe_batch(int warmup, int calls, ProbeCalls& into);
+  // The probe batches planned that the rounds did not reach, the finding,
+  // and when there is one, a second probe after the rounds to confirm it.
+  bool finish_probe(int warmup, int calls, const Performance& perf);
   void account(int round, std::array<std::optional<Batch>, kSides>& taken);
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
@@ -194,6 +213,12 @@ class TimingSession {
   double set_bytes_ = 0;         // their bytes in shared memory
   double make_ns_ = 0;           // the parent's clock around the reference's `sets` requests
   int checked_calls_ = 0, traced_calls_ = 0;
+  // The seeds of the sets the candidate was handed in its timed calls, and
+  // the rounds that run a probe batch (one entry per batch, in order).
+  std::vector<std::uint64_t> seen_seeds_;
+  std::vector<int> probe_rounds_;
+  ProbeCalls probe_;
+  std::vector<double> reference_timed_, candidate_timed_;  // the reference's and the candidate's own timed calls
   std::optional<util::CpuStat> stat_start_;
   double own_cpu_start_s_ = 0;
   std::optional<double> sides_cpu_start_ns_;

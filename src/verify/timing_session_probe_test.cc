@@ -113,6 +113,76 @@ TEST(TimingSession, ACacheKeyedByTheExactSetGainsNothingInTheRounds) {
   EXPECT_DOUBLE_EQ(outcome.performance->speedup.median, 1.0);
 }
 
+TEST(TimingSession, ProbeBatchesRunInsideTheRoundsShapedLikeTimedOnes) {
+  // The candidate's requests in order: a probe batch comes between timed
+  // batches, not after all of them, and its request has a timed batch's
+  // shape (one file, a set per call, as many calls, a trace mask), so
+  // nothing but the contents of its sets tells it apart.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  struct Seen {
+    std::string what;
+    int calls, warmup;
+    std::size_t files, mask;
+  };
+  auto requests = std::make_shared<std::vector<Seen>>();
+  Exchange recording = [=](Role side, const Message& request, std::string_view what) {
+    if (side == Role::kCandidate && request.header.value("op", "") == "time")
+      requests->push_back(Seen{std::string(what), request.header.value("calls", 0), request.header.value("warmup", 0),
+                               request.fds.size(), request.payloads.at(0).size()});
+    return answer(side, request, what);
+  };
+  VerifierConfig config = short_timing();
+  config.timing.max_repetitions = 4000;  // batches of several calls
+  auto outcome = run_scripted(config, TimingInputs{.set_seeds = 3}, recording, [](const std::string&) {},
+                              scripted_cores(core));
+  ASSERT_TRUE(outcome.performance);
+  EXPECT_FALSE(outcome.cheat);
+  const Seen* timed = nullptr;
+  std::size_t last_timed = 0, first_probe = requests->size(), probes = 0;
+  for (std::size_t k = 0; k < requests->size(); ++k) {
+    const Seen& r = (*requests)[k];
+    if (r.what == "timing") {
+      timed = &r;
+      last_timed = k;
+    } else if (r.what == "probing for memoization") {
+      first_probe = std::min(first_probe, k);
+      ++probes;
+    }
+  }
+  ASSERT_NE(timed, nullptr);
+  ASSERT_GE(timed->calls, 4);
+  EXPECT_EQ(probes, 4u);
+  EXPECT_LT(first_probe, last_timed);
+  for (const auto& r : *requests) {
+    if (r.what != "probing for memoization") continue;
+    EXPECT_EQ(r.calls, timed->calls);
+    EXPECT_EQ(r.warmup, timed->warmup);
+    EXPECT_EQ(r.files, timed->files);
+    EXPECT_EQ(r.mask, timed->mask);
+  }
+}
+
+TEST(TimingSession, ACandidateThatRunsDifferentlyInProbeBatchesIsCaught) {
+  // Fast in its timed batches, honest (3x slower) in the batches that probe
+  // it, as a candidate would be that recognized them: its unseen probe
+  // calls are slower than its timed calls, which the reference's are not.
+  auto core = std::make_shared<FakeCore>();
+  auto answer = scripted_workers(core, kCallNs);
+  Exchange two_faced = [=](Role side, const Message& request, std::string_view what) {
+    auto reply = answer(side, request, what);
+    if (reply && side == Role::kCandidate && what == "probing for memoization") {
+      for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * 3;
+    }
+    return reply;
+  };
+  auto outcome = run_scripted(short_timing(), TimingInputs{.set_seeds = 8}, two_faced, [](const std::string&) {},
+                              scripted_cores(core));
+  ASSERT_TRUE(outcome.cheat);
+  EXPECT_EQ(outcome.cheat->rule, "runtime.memoization");
+  EXPECT_NE(outcome.cheat->evidence.find("batches that probe it"), std::string::npos) << outcome.cheat->evidence;
+}
+
 TEST(TimingSession, AProbeOfSecondsLongCallsFitsTheBudget) {
   // Every call takes 2 s (as the workers report it): four batches of eight
   // timed calls per side would take over a minute; one batch of four fits.
