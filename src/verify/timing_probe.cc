@@ -60,6 +60,7 @@ void TimingSession::plan_probes(int warmup, int calls, double per_call_ns, doubl
 }
 
 bool TimingSession::probe_batch(int warmup, int calls, ProbeCalls& into) {
+  const double began = now_ns(), make_before = make_ns_;
   const int n = warmup + calls;
   std::string mask = trace_mask(warmup, calls);
   // Half of the timed positions that are not traced get a seen set, each a
@@ -101,6 +102,8 @@ bool TimingSession::probe_batch(int warmup, int calls, ProbeCalls& into) {
     }
   }
   ++into.batches;
+  probe_ns_ += elapsed_ns(began);
+  probe_make_ns_ += make_ns_ - make_before;
   return true;
 }
 

@@ -383,7 +383,16 @@ TimingOutcome TimingSession::run() {
   // the second 1.3x, the third 1.08x. A few untimed calls start every
   // batch; they are in the batch's figure like every call, so the figure
   // is a batch's mean call with its switch.
-  const int rewarm = per_batch >= 4 ? std::min(kRewarmCalls, per_batch / 4) : 1;
+  //
+  // Where a call is long enough that refilling the last-level cache is a
+  // small part of it (kLongCallCaches times what refilling it takes at the
+  // measured bandwidth), no untimed call starts a batch: the switch is
+  // then a few percent of the first call, for both sides alike, and the
+  // rounds are a third more.
+  const double refill_ns = static_cast<double>(llc_bytes_) / bandwidth_gbs_.value_or(kDefaultBandwidthGbs);
+  const int rewarm = per_batch >= 4                          ? std::min(kRewarmCalls, per_batch / 4)
+                     : slowest >= kLongCallCaches * refill_ns ? 0
+                                                              : 1;
   note_(fmt::format(
       "timing: warm {:.3f} / {:.3f} / {:.3f} / {:.3f} ms per call (reference, candidate, their twins); "
       "the warm-up's input sets took {:.1f} ms to make; batches of {} after {} untimed, every call on a "
@@ -467,7 +476,8 @@ TimingOutcome TimingSession::run() {
     } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
     } else if (round + 1 >= 2 &&
-               elapsed_ns(start_) - std::min(make_ns_, kMakingShare * budget_ns) >= budget_ns) {
+               elapsed_ns(start_) - probe_ns_ - std::min(make_ns_ - probe_make_ns_, kMakingShare * budget_ns) >=
+                   budget_ns) {
       stop_reason = "budget";
     }
     if (!stop_reason.empty()) break;

@@ -34,6 +34,10 @@ constexpr int kMinRounds = 48;
 // between the batches of a round.
 constexpr int kRoundsWanted = 100;
 constexpr int kRewarmCalls = 3;  // untimed calls that start each batch, at most
+// A call this many times longer than refilling the last-level cache needs
+// no untimed call before it (see run()).
+constexpr double kLongCallCaches = 20;
+constexpr double kDefaultBandwidthGbs = 10;
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
 // A batch's input sets and outputs stay below this in each worker.
 constexpr std::uint64_t kBatchBytes = 64ULL << 20;
@@ -218,6 +222,10 @@ class TimingSession {
   std::vector<std::uint64_t> seen_seeds_;
   std::vector<int> probe_rounds_;
   ProbeCalls probe_;
+  // The parent's clock around the probe's batches inside the rounds, and
+  // the part of make_ns_ that made their sets: not counted against the
+  // budget (the probe does not make the figure).
+  double probe_ns_ = 0, probe_make_ns_ = 0;
   std::vector<double> reference_timed_, candidate_timed_;  // the reference's and the candidate's own timed calls
   std::optional<util::CpuStat> stat_start_;
   double own_cpu_start_s_ = 0;
