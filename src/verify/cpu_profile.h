@@ -118,7 +118,7 @@ SideProfile classify_samples(const ObjectSamples& samples, const std::map<std::s
 // the reference's library compute does.
 struct LibraryAllowance {
   double per_call_ratio = 0.5;    // a finding from this share of the reference's library time per call
-  double candidate_share = 0.25;  // ... and this share of the candidate's own samples
+  double candidate_share = 0.15;  // ... and this share of the candidate's own samples
   double dominant_share = 0.4;    // a finding from this share of the candidate's samples alone
   std::int64_t min_reference_samples = 50;  // fewer library samples of the reference: no decision
   std::int64_t min_candidate_samples = 20;

@@ -41,7 +41,7 @@ class CpuSampler {
   // attached (or failed to), sampling off.
   static std::expected<CpuSampler, std::string> start(const std::vector<int>& cores,
                                                       const std::filesystem::path& data,
-                                                      const std::filesystem::path& log, int hz = 997);
+                                                      const std::filesystem::path& log, int hz = 3997);
 
   // Sampling on or off (it starts off). Does not wait for perf's answer
   // unless `wait` (perf takes the command within its next wake-up, well
