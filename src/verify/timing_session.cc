@@ -14,6 +14,7 @@
 #include "util/seed_mix.h"
 #include "util/sealed_memory.h"
 #include "verify/runtime_checks.h"
+#include "verify/output_match.h"
 #include "verify/stats.h"
 #include "verify/tensor_compare.h"
 #include "verify/timing_session_internal.h"
@@ -185,16 +186,17 @@ std::string TimingSession::compare(const Batch& reference, const Batch& candidat
     if (!bytes) return std::unexpected(bytes.error());
     return TensorBytes{described.value("dtype", ""), described.value("shape", std::vector<std::int64_t>{}), *bytes};
   };
+  std::vector<TensorBytes> want, got;
   for (std::size_t i = 0; i < ref_outputs.size(); ++i) {
     auto b = tensor(reference, ref_outputs[i]);
     auto a = tensor(candidate, cand_outputs[i]);
     if (!b) return fmt::format("output {}: the reference's {}", i, b.error());
     if (!a) return fmt::format("output {}: {}", i, a.error());
-    Tolerance tolerance = tolerance_for(config_.tolerances, b->dtype, backend_of(config_));
-    auto cmp = compare_tensors(*a, *b, scaled_tolerance(tolerance, *b));
-    if (!cmp.ok) return fmt::format("output {}: {}", i, cmp.problem);
+    want.push_back(std::move(*b));
+    got.push_back(std::move(*a));
   }
-  return "";
+  OutputRules rules{.configured = &config_.tolerances, .backend = &backend_of(config_), .degenerate = inputs_.degenerate};
+  return match_outputs(got, want, rules).problem;
 }
 
 // After all four batches of a round ran, the parent draws which timed calls

@@ -48,6 +48,10 @@ struct TimingInputs {
   const Backend* backend = &backend_named("cpu");  // for the op trace's glue allow-list
   bool check_op_trace = true;      // false when the candidate slot runs the reference itself
   bool trace_expected = false;     // the reference's worker traces on this torch: a null trace is a finding
+  // The correctness phase found the reference constant or ~zero ("zero",
+  // "constant"): the timed calls' outputs are held to its relative bound too
+  // (output_match.h).
+  std::optional<std::string> degenerate;
   // Runs just before a `time` batch's request is sent (`starting`) and as
   // soon as its reply came, outside the parent's clock around the batch:
   // the verifier switches its outside sampler there. `what` is the phase

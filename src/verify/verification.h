@@ -18,6 +18,7 @@
 #include "util/cgroup.h"
 #include "verify/cpu_sampler.h"
 #include "verify/lease.h"
+#include "verify/output_match.h"
 #include "verify/role.h"
 #include "verify/runtime_checks.h"
 #include "verify/tensor_compare.h"
@@ -143,7 +144,9 @@ class Verification {
   std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
                                                std::span<const TensorBytes> reference);
   Failure runtime_cheat(CheatFinding finding, std::string_view where);
-  Tolerance tolerance_for(const std::string& dtype) const;
+  // How this verification compares outputs (verifier.tolerances, the
+  // backend's defaults, the degenerate reference's relative bound).
+  OutputRules output_rules() const;
 
   // Sends `request` to one side and returns its successful reply; every
   // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.

@@ -24,10 +24,6 @@ std::vector<TensorBytes> output_views(const nlohmann::json& descriptions,
 
 }  // namespace
 
-Tolerance Verification::tolerance_for(const std::string& dtype) const {
-  return kgym::tolerance_for(req_.config.tolerances, dtype, backend_of(req_.config));
-}
-
 Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where) {
   std::string reason = fmt::format("{} — {}: {}", finding.rule, where, finding.evidence);
   note("runtime finding: " + reason);
@@ -50,52 +46,40 @@ std::expected<Message, Failure> Verification::reference_trial(std::uint64_t seed
   return reply;
 }
 
+OutputRules Verification::output_rules() const {
+  return OutputRules{.configured = &req_.config.tolerances,
+                     .backend = &backend_of(req_.config),
+                     .degenerate = result_.correctness.degenerate};
+}
+
 std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<const TensorBytes> candidate,
                                                            std::span<const TensorBytes> reference) {
   auto& correctness = result_.correctness;
-  if (candidate.size() != reference.size()) {
-    correctness.failed_trial = trial;
-    return std::unexpected(Failure{Verdict::kFailCorrectness,
-                                   fmt::format("trial {}: candidate returned {} outputs, the reference {}",
-                                               trial, candidate.size(), reference.size())});
-  }
-  for (std::size_t i = 0; i < reference.size(); ++i) {
-    const TensorBytes& b = reference[i];
-    const TensorBytes& a = candidate[i];
-    Tolerance tolerance = scaled_tolerance(tolerance_for(b.dtype), b);
-    if (trial == 0) {
+  OutputMatch match = match_outputs(candidate, reference, output_rules());
+  if (trial == 0 && candidate.size() == reference.size()) {
+    for (std::size_t i = 0; i < reference.size() && i < match.tolerances.size(); ++i) {
+      const TensorBytes &b = reference[i], &a = candidate[i];
+      const Tolerance& tolerance = match.tolerances[i];
       correctness.outputs.push_back({b.dtype, b.shape, tolerance.atol, tolerance.rtol});
       note(fmt::format("compared: output {} {} [{}] with atol={:.3g} rtol={:.3g} (candidate's: {} [{}])", i,
                        b.dtype, fmt::join(b.shape, ", "), tolerance.atol, tolerance.rtol, a.dtype,
                        fmt::join(a.shape, ", ")));
     }
-    auto cmp = compare_tensors(a, b, tolerance);
-    auto raise = [](std::optional<double>& acc, std::optional<double> v) {
-      if (v) acc = std::max(acc.value_or(0), *v);
-    };
-    raise(correctness.max_abs_err, cmp.max_abs_err);
-    raise(correctness.max_rel_err, cmp.max_rel_err);
-    std::string problem = cmp.problem;
-    if (cmp.ok && correctness.degenerate) {
-      // A degenerate reference (constant or ~zero on the given inputs) is
-      // also held to a relative bound over the whole output.
-      auto rel = relative_l2_error(a, b);
-      double bound = tolerance_for(b.dtype).rtol;
-      if (rel && *rel > bound) {
-        cmp.ok = false;
-        problem = fmt::format("relative L2 error {:.3g} exceeds rtol={:g} (degenerate reference: {})", *rel,
-                              bound, *correctness.degenerate);
-      }
-    }
-    if (!cmp.ok) {
-      correctness.failed_trial = trial;
-      correctness.failed_output = static_cast<int>(i);
-      return std::unexpected(
-          Failure{Verdict::kFailCorrectness, fmt::format("trial {} ({} inputs) output {}: {}", trial,
-                                                         correctness.distributions.at(trial), i, problem)});
-    }
   }
-  return {};
+  auto raise = [](std::optional<double>& acc, std::optional<double> v) {
+    if (v) acc = std::max(acc.value_or(0), *v);
+  };
+  raise(correctness.max_abs_err, match.max_abs_err);
+  raise(correctness.max_rel_err, match.max_rel_err);
+  if (match.ok) return {};
+  correctness.failed_trial = trial;
+  if (match.failed_output) correctness.failed_output = static_cast<int>(*match.failed_output);
+  std::string what = match.failed_output
+                         ? fmt::format("trial {} ({} inputs) {}", trial, correctness.distributions.at(trial),
+                                       match.problem)
+                         : fmt::format("trial {}: candidate returned {} outputs, the reference {}", trial,
+                                       candidate.size(), reference.size());
+  return std::unexpected(Failure{Verdict::kFailCorrectness, std::move(what)});
 }
 
 // Runs the candidate on `inputs` and returns its reply after the runtime
@@ -190,13 +174,13 @@ std::expected<void, Failure> Verification::check_correctness() {
     auto again = candidate_trial(ref->payloads[0], ref_facts, "trial 0 repeated");
     if (!again) return std::unexpected(again.error());
     auto repeated = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
-    for (std::size_t i = 0; i < candidate.size() && i < repeated.size(); ++i) {
-      auto cmp = compare_tensors(repeated[i], candidate[i],
-                                 scaled_tolerance(tolerance_for(reference[i].dtype), reference[i]));
-      if (!cmp.ok) {
+    if (repeated.size() == candidate.size()) {
+      OutputRules rules = output_rules();
+      rules.degenerate.reset();
+      if (auto same = match_outputs(repeated, candidate, rules, reference); !same.ok) {
         return std::unexpected(runtime_cheat(
             CheatFinding{"runtime.nondeterministic", "runtime",
-                         fmt::format("the same inputs twice gave different output {}: {}", i, cmp.problem)},
+                         fmt::format("the same inputs twice gave different {}", same.problem)},
             "trial 0 repeated"));
       }
     }
@@ -269,14 +253,14 @@ std::expected<void, Failure> Verification::check_reference_consistency(const std
   auto again = call(Role::kReference, request, "re-running the reference on trial 0's inputs");
   if (!again) return std::unexpected(again.error());
   auto second = output_views(again->header.value("outputs", nlohmann::json::array()), again->payloads, 0);
-  for (std::size_t i = 0; i < first.size() && i < second.size(); ++i) {
-    auto cmp = compare_tensors(second[i], first[i], tolerance_for(first[i].dtype));
-    if (!cmp.ok) {
+  OutputRules rules{.configured = &req_.config.tolerances, .backend = &backend_of(req_.config), .scaled = false};
+  if (second.size() == first.size()) {
+    if (auto same = match_outputs(second, first, rules); !same.ok) {
       return std::unexpected(Failure{
           Verdict::kReferenceError,
           fmt::format("the reference does not match itself on the same inputs (training-mode dropout or "
-                      "unseeded randomness?): output {}: {}",
-                      i, cmp.problem)});
+                      "unseeded randomness?): {}",
+                      same.problem)});
     }
   }
   return {};

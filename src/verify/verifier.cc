@@ -258,7 +258,8 @@ std::expected<void, Failure> Verification::measure_performance() {
                              .set_seeds = util::secure_random_u64() >> 1,
                              .backend = &backend_of(req_.config),
                              .check_op_trace = req_.op_trace && !req_.candidate_is_reference,
-                             .trace_expected = reference_can_trace_ && !req_.candidate_is_reference};
+                             .trace_expected = reference_can_trace_ && !req_.candidate_is_reference,
+                             .degenerate = result_.correctness.degenerate};
   for (std::size_t i = 1; i < inputs->payloads.size(); ++i)
     timing_inputs.output_bytes += inputs->payloads[i].size();
 
