@@ -197,7 +197,7 @@ int run_verify(const VerifyOptions& o) {
              : o.request_file.empty() ? request_from_flags(o, size)
                                       : request_from_file(o.request_file);
   if (!req) return usage_error(req.error());
-  if (o.build_stage) req->build_stage = true;
+  if (o.build_stage) req->stage = verify::VerifyStage::kBuild;
   // The interpreter, resolved once: as given (--python, or a run's request),
   // else the config's, else found. A run checked its backend and
   // interpreter once before any case (its children pass --request).
@@ -214,7 +214,10 @@ int run_verify(const VerifyOptions& o) {
       // A CUDA build of torch without a GPU still builds CUDA candidates.
       std::string_view builds_on = backend_of(req->config).builds_on_torch;
       if (builds_on.empty() || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
-      req->build_only = usable.error();
+      if (req->stage != verify::VerifyStage::kBuild) {
+        req->stage = verify::VerifyStage::kBuildWithoutDevice;
+        req->no_device = usable.error();
+      }
     } else {
       req->config.execution = usable->execution;
       if (!usable->note.empty()) fmt::print(stderr, "kgym verify: {}\n", usable->note);

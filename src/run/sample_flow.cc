@@ -386,7 +386,7 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
   std::filesystem::remove(paths.build_result(), ec);
   if (auto ok = util::make_dirs(paths.build_dir()); !ok) return fail(Verdict::kHarnessError, ok.error());
   verify::VerifyRequest req = verify_request(paths.build_dir());
-  req.build_stage = true;
+  req.stage = verify::VerifyStage::kBuild;
   req.device = slot.cores;
   req.config.timeout = config_.build.timeout;
   if (auto probe = verify::read_probe(paths.probe())) req.init_inputs = probe->init_values;
@@ -451,7 +451,10 @@ Step SampleFlow::launch_verification() {
   verify::VerifyRequest req = verify_request(paths.verify_dir());
   req.device = device_->name;
   // Loaded from the build stage's output; the verification never builds.
-  if (!agent_.baseline()) req.prebuilt = paths.prebuilt();
+  if (!agent_.baseline()) {
+    req.stage = verify::VerifyStage::kVerifyPrebuilt;
+    req.prebuilt = paths.prebuilt();
+  }
   if (options_.warm_pool) {
     if (auto warm = options_.warm_pool->endpoints(device_->index)) {
       req.warm = std::move(*warm);

@@ -183,11 +183,11 @@ void forget_machine(VerifyRequest& req) {
   req.python.clear();
   req.config.python.reset();
   req.warm.reset();
-  req.prebuilt.reset();
+  req.prebuilt.clear();
   req.pch_root.reset();
   req.pch_dir.reset();
   req.sandbox_hidden.clear();
-  req.build_stage = false;
+  req.stage = VerifyStage::kBuildThenVerify;
 }
 
 }  // namespace kgym::verify

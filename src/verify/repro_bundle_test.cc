@@ -46,6 +46,7 @@ class ReproBundleTest : public ::testing::Test {
     req.device = "all";
     req.config.trials = 5;
     req.config.timing.budget = std::chrono::milliseconds(2500);
+    req.stage = VerifyStage::kVerifyPrebuilt;
     req.prebuilt = case_.prebuilt();
     req.sandbox_hidden = {run_dir_};
     write(case_.verify_request(), to_json(req).dump(2));
@@ -147,7 +148,8 @@ TEST_F(ReproBundleTest, OpensIntoAPrivateDirectoryWithThePathsRewritten) {
   EXPECT_TRUE(noted("config.timing"));
   EXPECT_TRUE(req.python.empty());
   EXPECT_TRUE(req.scratch_dir.empty());
-  EXPECT_FALSE(req.prebuilt);
+  EXPECT_EQ(req.stage, VerifyStage::kBuildThenVerify);
+  EXPECT_TRUE(req.prebuilt.empty());
   EXPECT_EQ(bundle->recorded.verdict, Verdict::kPass);
   fs::path extracted = bundle->dir->path();
   bundle = std::unexpected("closed");
@@ -296,8 +298,8 @@ TEST_F(ReproBundleTest, TakesOnlyTheCasesDataFromTheRequest) {
   EXPECT_FALSE(req.candidate_is_reference);
   EXPECT_TRUE(req.static_checks);
   EXPECT_TRUE(req.op_trace);
-  EXPECT_FALSE(req.build_stage);
-  EXPECT_FALSE(req.prebuilt);
+  EXPECT_EQ(req.stage, VerifyStage::kBuildThenVerify);
+  EXPECT_TRUE(req.prebuilt.empty());
   EXPECT_FALSE(req.warm);
   EXPECT_TRUE(req.scratch_dir.empty());
   EXPECT_EQ(req.sandbox.mode, SandboxConfig{}.mode);

@@ -84,9 +84,9 @@ std::expected<VerifyRequest, std::string> bundle_request(const json& recorded, c
   req.untrusted_problem = true;  // the bundle's problem file is its code, not the dataset's
   req.static_checks = true;
   req.op_trace = true;
-  req.build_stage = false;
-  req.build_only.reset();
-  req.prebuilt.reset();
+  req.stage = VerifyStage::kBuildThenVerify;
+  req.no_device.clear();
+  req.prebuilt.clear();
   req.warm.reset();
   req.solve_sizes.reset();
   req.init_inputs.reset();

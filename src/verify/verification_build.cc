@@ -172,7 +172,7 @@ void Verification::keep_cached_build(const fs::path& kept) {
 
 std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
   fs::path to = into / std::string(kPrebuilt);
-  fs::path from = req_.prebuilt ? *req_.prebuilt : prebuilt_dir_;
+  fs::path from = req_.stage == VerifyStage::kVerifyPrebuilt ? req_.prebuilt : prebuilt_dir_;
   if (from.empty()) return {};
   if (fs::absolute(from).lexically_normal() == fs::absolute(to).lexically_normal()) {
     prebuilt_dir_ = to;

@@ -48,7 +48,7 @@ std::vector<std::string> Verification::serve_args(Role role, const fs::path& scr
   return {
       "serve", "--role", candidate ? "candidate" : "reference", "--backend",
       // Without a device the candidate only builds, on the host.
-      req_.build_only || building_ ? std::string("cpu") : std::string(backend_of(req_.config).worker_name()),
+      req_.stage == VerifyStage::kBuildWithoutDevice || building_ ? std::string("cpu") : std::string(backend_of(req_.config).worker_name()),
       "--threads", std::to_string(threads), "--cores", req_.device, "--scratch", scratch.string(),
       "--compile-cache", req_.config.compile_cache ? "on" : "off"};
 }

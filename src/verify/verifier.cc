@@ -408,13 +408,14 @@ CaseResult Verification::run() {
   }
   // The build comes first, without a device: given (a run's build stage),
   // asked for alone, or made here (`kgym verify`).
-  if (outcome && !req_.candidate_is_reference && (req_.build_stage || !req_.prebuilt)) outcome = build_stage();
-  bool built_only = req_.build_stage || req_.build_only;
-  if (outcome && req_.build_only) {
+  if (outcome && !req_.candidate_is_reference && req_.stage != VerifyStage::kVerifyPrebuilt)
+    outcome = build_stage();
+  bool built_only = builds_only(req_.stage);
+  if (outcome && req_.stage == VerifyStage::kBuildWithoutDevice) {
     outcome = std::unexpected(Failure{
         Verdict::kDeviceUnavailable,
         fmt::format("the candidate built in {:.1f} s, but {}: correctness and timing need a {} device",
-                    result_.timings.compile_s.value_or(0), *req_.build_only, req_.config.backend)});
+                    result_.timings.compile_s.value_or(0), req_.no_device, req_.config.backend)});
   }
   if (outcome && !built_only) outcome = start_workers();
   if (outcome && !built_only) {

@@ -20,6 +20,29 @@
 
 namespace kgym::verify {
 
+// The stages of a request, one per request.
+enum class VerifyStage {
+  // `kgym verify`: the candidate built first, in its own scratch dir, then
+  // verified.
+  kBuildThenVerify,
+  // The build alone (a run's build stage, `kgym build`): the candidate
+  // imported once, boxed and with no device, every extension it builds
+  // kept in scratch_dir/prebuilt; pass when it built.
+  kBuild,
+  // A run's verification: the candidate's workers load the build stage's
+  // output (`prebuilt`) and never build.
+  kVerifyPrebuilt,
+  // No device of the backend here, but an interpreter that can build for it
+  // (a CUDA build of torch with nvcc): the candidate is checked statically
+  // and built, and the verification ends as device_unavailable (`no_device`).
+  kBuildWithoutDevice,
+};
+
+// Whether the request stops after the build (kBuild, kBuildWithoutDevice).
+inline bool builds_only(VerifyStage stage) {
+  return stage == VerifyStage::kBuild || stage == VerifyStage::kBuildWithoutDevice;
+}
+
 struct VerifyRequest {
   std::string case_id;                // for the result; may be "" for ad-hoc use
   std::filesystem::path problem;      // the reference problem file
@@ -61,19 +84,14 @@ struct VerifyRequest {
   // candidate's uid, without capabilities, in PID and network namespaces
   // (kgym-box under unshare). Not part of the JSON form.
   bool untrusted_problem = false;
-  // No device of the backend here, but an interpreter that can build for it
-  // (a CUDA build of torch with nvcc): the candidate is checked statically
-  // and built, and the verification ends as device_unavailable with this
-  // reason. Not part of the JSON form (`kgym verify` decides it).
-  std::optional<std::string> build_only;
-  // The build stage (docs/build.md). With `build_stage` the request is
-  // the build alone: the candidate imported once, boxed and with no device,
-  // every extension it builds kept in scratch_dir/prebuilt (result: pass
-  // when it built). `prebuilt` names such a directory for a verification,
-  // whose candidate workers load from it and never build. A request with
-  // neither builds first, in its own scratch dir (`kgym verify`).
-  bool build_stage = false;
-  std::optional<std::filesystem::path> prebuilt;
+  // What the request does about the candidate's build (docs/build.md).
+  VerifyStage stage = VerifyStage::kBuildThenVerify;
+  // kVerifyPrebuilt: the build stage's output, which the candidate's
+  // workers load from.
+  std::filesystem::path prebuilt;
+  // kBuildWithoutDevice: why there is no device (`kgym verify` decides it;
+  // not part of the JSON form).
+  std::string no_device;
   // The problem's init inputs as plain values (the probe's init_values):
   // the build stage builds ModelNew with them, so that what its __init__
   // builds is built there too. Unset: `kgym verify` probes for them when

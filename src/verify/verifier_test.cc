@@ -305,5 +305,28 @@ TEST(VerifyRequestJson, RoundTrips) {
   EXPECT_EQ(back.config.call_timeout, std::chrono::seconds(7));
 }
 
+TEST(VerifyRequestJson, TheStageRoundTripsAndAnUnknownOneIsRefused) {
+  VerifyRequest build;
+  build.problem = "/p.py";
+  build.candidate = "/c.py";
+  build.stage = VerifyStage::kBuild;
+  EXPECT_EQ(verify_request_from_json(to_json(build)).stage, VerifyStage::kBuild);
+  VerifyRequest prebuilt = build;
+  prebuilt.stage = VerifyStage::kVerifyPrebuilt;
+  prebuilt.prebuilt = "/runs/r/cases/x/build/prebuilt";
+  auto back = verify_request_from_json(to_json(prebuilt));
+  EXPECT_EQ(back.stage, VerifyStage::kVerifyPrebuilt);
+  EXPECT_EQ(back.prebuilt, prebuilt.prebuilt);
+  // `kgym verify`'s own finding that there is no device is not written:
+  // whoever reads the request decides that again.
+  VerifyRequest no_device = build;
+  no_device.stage = VerifyStage::kBuildWithoutDevice;
+  no_device.no_device = "no GPU";
+  EXPECT_EQ(verify_request_from_json(to_json(no_device)).stage, VerifyStage::kBuildThenVerify);
+  auto bad = to_json(build);
+  bad["stage"] = "compile";
+  EXPECT_THROW(verify_request_from_json(bad), nlohmann::json::exception);
+}
+
 }  // namespace
 }  // namespace kgym::verify

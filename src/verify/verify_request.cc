@@ -1,5 +1,6 @@
 // JSON form of VerifyRequest: the scheduler writes it to a file and runs
 // `kgym verify --request FILE` as a child process.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "verify/verifier.h"
@@ -131,8 +132,12 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"sandbox", sandbox_json(r.sandbox, r.sandbox_hidden)},
   };
   if (r.warm) j["warm"] = warm_json(*r.warm);
-  if (r.build_stage) j["stage"] = "build";
-  if (r.prebuilt) j["prebuilt"] = r.prebuilt->string();
+  // kBuildWithoutDevice is `kgym verify`'s own finding, never written.
+  if (r.stage == VerifyStage::kBuild) j["stage"] = "build";
+  if (r.stage == VerifyStage::kVerifyPrebuilt) {
+    j["stage"] = "verify_prebuilt";
+    j["prebuilt"] = r.prebuilt.string();
+  }
   if (r.pch_root) j["pch_root"] = r.pch_root->string();
   if (r.pch_dir) j["pch_dir"] = r.pch_dir->string();
   if (r.init_inputs) j["init_inputs"] = *r.init_inputs;
@@ -160,8 +165,17 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.run_seed = j.value("run_seed", std::uint64_t{0});
   if (auto it = j.find("sandbox"); it != j.end()) sandbox_from(*it, r);
   if (auto it = j.find("warm"); it != j.end() && !it->is_null()) r.warm = warm_from(*it);
-  r.build_stage = j.value("stage", "") == "build";
-  if (auto it = j.find("prebuilt"); it != j.end() && it->is_string()) r.prebuilt = it->get<std::string>();
+  std::string stage = j.value("stage", "");
+  if (stage == "build") {
+    r.stage = VerifyStage::kBuild;
+  } else if (auto it = j.find("prebuilt"); it != j.end() && it->is_string()) {
+    r.stage = VerifyStage::kVerifyPrebuilt;
+    r.prebuilt = it->get<std::string>();
+  } else if (!stage.empty() && stage != "build_then_verify") {
+    throw nlohmann::json::other_error::create(
+        501, fmt::format("request \"stage\": {} (build, verify_prebuilt with \"prebuilt\", or none)", stage),
+        &j);
+  }
   if (auto it = j.find("pch_root"); it != j.end() && it->is_string()) r.pch_root = it->get<std::string>();
   if (auto it = j.find("pch_dir"); it != j.end() && it->is_string()) r.pch_dir = it->get<std::string>();
   if (auto it = j.find("init_inputs"); it != j.end() && it->is_array()) r.init_inputs = *it;
