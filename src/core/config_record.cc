@@ -1,5 +1,6 @@
 #include "core/config_record.h"
 
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -28,17 +29,73 @@ void flatten(const json& value, const std::string& prefix, std::map<std::string,
 // Keys a resumed run may change: how the work is spread, not what it is.
 bool operational(const std::string& key) {
   return key == "concurrency" || key == "monitor.poll_sec" || key.starts_with("executor") ||
-         key == "output.bundles";
+         key == "output.bundles" || key == "verifier.warm_workers";
 }
 
 }  // namespace
 
-json config_record(const Config& c) {
+json verifier_record(const VerifierConfig& v) {
   json tolerances = json::object();
-  for (const auto& [dtype, t] : c.verifier.tolerances)
-    tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
+  for (const auto& [dtype, t] : v.tolerances) tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
+  json record = {{"backend", v.backend},
+                 {"python", v.python ? json(*v.python) : json(nullptr)},
+                 {"mode", v.mode},
+                 {"trials", v.trials},
+                 {"timeout_sec", v.timeout.count()},
+                 {"call_timeout_sec", v.call_timeout.count()},
+                 {"threads", v.threads},
+                 {"compile_cache", v.compile_cache},
+                 {"baselines", v.baselines},
+                 {"tolerances", tolerances},
+                 {"timing",
+                  {{"warmup", v.timing.warmup},
+                   {"target_rse", v.timing.target_rse},
+                   {"min_samples", v.timing.min_samples},
+                   {"max_repetitions", v.timing.max_repetitions},
+                   {"budget_sec", std::chrono::duration<double>(v.timing.budget).count()},
+                   {"cache_flush", v.timing.cache_flush}}}};
+  // Keys recorded only away from their defaults, so run.json of a run that
+  // does not use them (and --resume against it) stays as it was.
+  VerifierConfig defaults;
+  if (v.execution != defaults.execution) record["execution"] = v.execution;
+  if (v.execution_auto) record["execution_auto"] = true;
+  if (v.warm_workers != defaults.warm_workers) record["warm_workers"] = v.warm_workers;
+  return record;
+}
+
+VerifierConfig verifier_from_record(const json& j) {
+  VerifierConfig v;
+  v.backend = j.value("backend", v.backend);
+  v.execution = j.value("execution", v.execution);
+  v.execution_auto = j.value("execution_auto", v.execution_auto);
+  if (auto it = j.find("python"); it != j.end() && !it->is_null()) v.python = it->get<std::string>();
+  v.mode = j.value("mode", v.mode);
+  v.trials = j.value("trials", v.trials);
+  v.timeout = std::chrono::seconds(j.value("timeout_sec", v.timeout.count()));
+  v.call_timeout = std::chrono::seconds(j.value("call_timeout_sec", v.call_timeout.count()));
+  v.threads = j.value("threads", v.threads);
+  v.compile_cache = j.value("compile_cache", v.compile_cache);
+  v.warm_workers = j.value("warm_workers", v.warm_workers);
+  v.baselines = j.value("baselines", v.baselines);
+  if (auto it = j.find("tolerances"); it != j.end()) {
+    for (const auto& [dtype, t] : it->items())
+      v.tolerances[dtype] = {t.at("atol").get<double>(), t.at("rtol").get<double>()};
+  }
+  if (auto it = j.find("timing"); it != j.end()) {
+    v.timing.warmup = it->value("warmup", v.timing.warmup);
+    v.timing.target_rse = it->value("target_rse", v.timing.target_rse);
+    v.timing.min_samples = it->value("min_samples", v.timing.min_samples);
+    v.timing.max_repetitions = it->value("max_repetitions", v.timing.max_repetitions);
+    if (auto budget = it->find("budget_sec"); budget != it->end()) {
+      v.timing.budget = std::chrono::milliseconds(std::llround(budget->get<double>() * 1000));
+    }
+    v.timing.cache_flush = it->value("cache_flush", v.timing.cache_flush);
+  }
+  return v;
+}
+
+json config_record(const Config& c) {
   const AgentConfig& a = c.agent;
-  const VerifierConfig& v = c.verifier;
   const SandboxConfig& s = c.sandbox;
   json record = {
       {"bench_dir", c.bench_dir.string()},
@@ -66,24 +123,7 @@ json config_record(const Config& c) {
         {"model", a.model ? json(*a.model) : json(nullptr)},
         {"network", a.network},
         {"dir", a.replay_dir.string()}}},
-      {"verifier",
-       {{"backend", v.backend},
-        {"python", v.python ? json(*v.python) : json(nullptr)},
-        {"mode", v.mode},
-        {"trials", v.trials},
-        {"timeout_sec", v.timeout.count()},
-        {"call_timeout_sec", v.call_timeout.count()},
-        {"threads", v.threads},
-        {"compile_cache", v.compile_cache},
-        {"baselines", v.baselines},
-        {"tolerances", tolerances},
-        {"timing",
-         {{"warmup", v.timing.warmup},
-          {"target_rse", v.timing.target_rse},
-          {"min_samples", v.timing.min_samples},
-          {"max_repetitions", v.timing.max_repetitions},
-          {"budget_sec", std::chrono::duration<double>(v.timing.budget).count()},
-          {"cache_flush", v.timing.cache_flush}}}}},
+      {"verifier", verifier_record(c.verifier)},
       {"sandbox",
        {{"mode", s.mode},
         {"drop_privileges", s.drop_privileges},
@@ -99,9 +139,7 @@ json config_record(const Config& c) {
   // does not use them (and --resume against it) stays as it was.
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
-  if (v.execution != "device") record["verifier"]["execution"] = v.execution;
   if (c.output_bundles) record["output"] = {{"bundles", true}};
-  if (v.execution_auto) record["verifier"]["execution_auto"] = true;
   const BuildConfig& b = c.build;
   if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {
     record["build"] = {{"jobs", b.jobs},

@@ -146,6 +146,7 @@ TEST_F(ReproBundleTest, OpensIntoAPrivateDirectoryWithThePathsRewritten) {
   };
   EXPECT_TRUE(noted("request.json's config.trials 5 is ignored; this verification uses 3"));
   EXPECT_TRUE(noted("config.timing"));
+  EXPECT_FALSE(noted("stage")) << "a run's verification of its build stage's output is how it ran";
   EXPECT_TRUE(req.python.empty());
   EXPECT_TRUE(req.scratch_dir.empty());
   EXPECT_EQ(req.stage, VerifyStage::kBuildThenVerify);

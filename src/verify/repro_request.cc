@@ -57,6 +57,9 @@ void note_ignored(const json& recorded, const json& used, const std::string& pre
   for (const auto& [key, value] : recorded.items()) {
     if (read.contains(key) || (prefix.empty() && machine_keys().contains(key))) continue;
     if (prefix == "config." && key == "python") continue;
+    // A run's verification loads its build stage's output: that is how the
+    // machine ran it, not what it checked.
+    if (prefix.empty() && key == "stage" && value == "verify_prebuilt") continue;
     if (prefix == "sandbox." && key == "hidden") continue;
     auto it = used.find(key);
     json effective = it == used.end() ? json(nullptr) : *it;

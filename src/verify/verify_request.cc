@@ -3,66 +3,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config_record.h"
 #include "verify/verifier.h"
 
 namespace kgym::verify {
 namespace {
 
 using nlohmann::json;
-
-json config_json(const VerifierConfig& c) {
-  json tolerances = json::object();
-  for (const auto& [dtype, t] : c.tolerances) tolerances[dtype] = {{"atol", t.atol}, {"rtol", t.rtol}};
-  return {
-      {"backend", c.backend},
-      {"execution", c.execution},
-      {"python", c.python ? json(*c.python) : json(nullptr)},
-      {"mode", c.mode},
-      {"trials", c.trials},
-      {"timeout_s", c.timeout.count()},
-      {"call_timeout_s", c.call_timeout.count()},
-      {"threads", c.threads},
-      {"tolerances", tolerances},
-      {"timing",
-       {{"warmup", c.timing.warmup},
-        {"target_rse", c.timing.target_rse},
-        {"min_samples", c.timing.min_samples},
-        {"max_repetitions", c.timing.max_repetitions},
-        {"budget_ms", c.timing.budget.count()},
-        {"cache_flush", c.timing.cache_flush}}},
-      {"compile_cache", c.compile_cache},
-      {"warm_workers", c.warm_workers},
-      {"baselines", c.baselines},
-  };
-}
-
-VerifierConfig config_from(const json& j) {
-  VerifierConfig c;
-  c.backend = j.value("backend", c.backend);
-  c.execution = j.value("execution", c.execution);
-  if (auto it = j.find("python"); it != j.end() && !it->is_null()) c.python = it->get<std::string>();
-  c.mode = j.value("mode", c.mode);
-  c.trials = j.value("trials", c.trials);
-  c.timeout = std::chrono::seconds(j.value("timeout_s", c.timeout.count()));
-  c.call_timeout = std::chrono::seconds(j.value("call_timeout_s", c.call_timeout.count()));
-  c.threads = j.value("threads", c.threads);
-  if (auto it = j.find("tolerances"); it != j.end()) {
-    for (const auto& [dtype, t] : it->items())
-      c.tolerances[dtype] = {t.at("atol").get<double>(), t.at("rtol").get<double>()};
-  }
-  if (auto it = j.find("timing"); it != j.end()) {
-    c.timing.warmup = it->value("warmup", c.timing.warmup);
-    c.timing.target_rse = it->value("target_rse", c.timing.target_rse);
-    c.timing.min_samples = it->value("min_samples", c.timing.min_samples);
-    c.timing.max_repetitions = it->value("max_repetitions", c.timing.max_repetitions);
-    c.timing.budget = std::chrono::milliseconds(it->value("budget_ms", c.timing.budget.count()));
-    c.timing.cache_flush = it->value("cache_flush", c.timing.cache_flush);
-  }
-  c.compile_cache = j.value("compile_cache", c.compile_cache);
-  c.warm_workers = j.value("warm_workers", c.warm_workers);
-  c.baselines = j.value("baselines", c.baselines);
-  return c;
-}
 
 json sandbox_json(const SandboxConfig& s, const std::vector<std::filesystem::path>& hidden) {
   std::vector<std::string> hidden_paths;
@@ -119,7 +66,7 @@ nlohmann::json to_json(const VerifyRequest& r) {
       {"candidate", r.candidate.string()},
       {"scratch_dir", r.scratch_dir.string()},
       {"python", r.python},
-      {"config", config_json(r.config)},
+      {"config", verifier_record(r.config)},
       {"overrides", r.overrides},
       {"candidate_is_reference", r.candidate_is_reference},
       {"precision", r.precision},
@@ -151,7 +98,7 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   r.candidate = j.at("candidate").get<std::string>();
   r.scratch_dir = j.value("scratch_dir", "");
   r.python = j.value("python", "");
-  if (auto it = j.find("config"); it != j.end()) r.config = config_from(*it);
+  if (auto it = j.find("config"); it != j.end()) r.config = verifier_from_record(*it);
   r.overrides = j.value("overrides", std::map<std::string, long long>{});
   r.candidate_is_reference = j.value("candidate_is_reference", false);
   r.precision = j.value("precision", "as_written");
