@@ -53,12 +53,13 @@ Scheduler::Scheduler(const Config& config, SchedulerOptions options, std::vector
       store_(store),
       devices_(config.devices),
       builds_(make_build_slots(config)),
-      host_cpus_(util::format_cpu_list(builds_.host_cores())) {
+      host_cpus_(util::format_cpu_list(builds_.host_cores())),
+      book_(config, options_.run_dir, store, printer, clock, /*combine=*/!options_.only_sample) {
   store_.state().cases.clear();
   store_.state().device_holders.emplace();
   // Exact capacities: a sample is a few KB, and 50,000 cases of them grown by
   // doubling would hold a third more.
-  cases_.reserve(cases.size());
+  case_samples_.reserve(cases.size());
   store_.state().cases.reserve(cases.size());
   for (Case& c : cases) add_case(std::move(c));
   samples_.shrink_to_fit();
@@ -208,21 +209,16 @@ void Scheduler::finish(std::size_t i, CaseResult result) {
   release_build(i);
   sample.waiting_device = false;
   sample.waiting_build = false;
-  // One sample: its result is the case's, written by case_finished.
-  if (sampled() && !write_result_or_stop(sample.flow.id().paths, result)) return;
   sample_finished(i, std::move(result));
 }
 
 // A result that cannot be written (ENOSPC, EFBIG) would be lost, and so
 // would every result after it: the run stops as on an interrupt, keeping
 // what is on disk, and the case runs again on --resume.
-bool Scheduler::write_result_or_stop(const CasePaths& paths, const CaseResult& result) {
-  auto ok = write_result(paths, result);
-  if (ok) return true;
-  if (!write_failure_) write_failure_ = ok.error();
+void Scheduler::write_failed(const std::string& error) {
+  if (!write_failure_) write_failure_ = error;
   stop(fmt::format("kgym: cannot write a result: {}; stopping the run (the results already written are kept)",
-                   ok.error()));
-  return false;
+                   error));
 }
 
 // Stops starting samples and terminates the running children, as a first
@@ -305,8 +301,10 @@ void Scheduler::handle_interrupt() {
 RunOutcome Scheduler::run() {
   store_.state().status = "running";
   store_.save();
-  store_.event("run_started", "", {{"cases", cases_.size()}});
-  finish_resumed_cases();
+  store_.event("run_started", "", {{"cases", book_.size()}});
+  // A run stopped after the last sample of a case ended but before the
+  // case's result was written: the case ends now.
+  if (auto ok = book_.finish_complete_cases(); !ok) write_failed(ok.error());
   for (;;) {
     schedule();
     printer_.progress(store_.state());  // at least once a second: next_deadline() is at most 1 s away
@@ -332,17 +330,14 @@ RunOutcome Scheduler::run() {
     release_device(i);
     release_build(i);
   }
-  outcome.results.reserve(done_);
-  for (std::size_t c = 0; c < cases_.size(); ++c) {
+  for (std::size_t c = 0; c < book_.size(); ++c) {
+    if (book_.entry(c).result) continue;
     CaseState& s = store_.case_state(c);
-    if (cases_[c].result) {
-      outcome.results.push_back(std::move(*cases_[c].result));  // the loop is over: not read again
-    } else {
-      ++outcome.not_run;
-      s.phase = "not_run";
-      s.pid.reset();
-    }
+    ++outcome.not_run;
+    s.phase = "not_run";
+    s.pid.reset();
   }
+  outcome.results = book_.take_results();  // the loop is over: not read again
   store_.state().status = outcome.interrupted ? "interrupted" : "finished";
   nlohmann::json finished = {{"status", store_.state().status}};
   if (write_failure_) finished["write_failure"] = *write_failure_;

@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/result.h"
 #include "run/build_slots.h"
+#include "run/case_book.h"
 #include "run/device_pool.h"
 #include "run/printer.h"
 #include "run/sample_flow.h"
@@ -61,7 +62,7 @@ class Scheduler {
   // A sample as the loop sees it: its flow and what the loop holds for it.
   struct Sample {
     SampleFlow flow;
-    std::size_t case_index = 0;  // into cases_ and the state's case rows
+    std::size_t case_index = 0;  // into book_ and the state's case rows
     bool started = false;        // start() was called
     bool running = false;        // a child of its flow is live
     bool waiting_device = false;
@@ -75,12 +76,6 @@ class Scheduler {
   };
   // A case: its samples (indices into samples_) and, once every one has
   // ended, its own result.
-  struct CaseEntry {
-    std::string id;
-    CasePaths paths;
-    std::vector<std::size_t> samples;
-    std::optional<CaseResult> result;
-  };
 
   // scheduler_samples.cc: cases and their samples, device leases.
   void add_case(Case c);
@@ -90,8 +85,6 @@ class Scheduler {
   std::optional<std::size_t> lease_device(std::size_t i);
   void release_device(std::size_t i);
   void sample_finished(std::size_t i, CaseResult result);
-  void case_finished(std::size_t c, CaseResult result);
-  void finish_resumed_cases();
   void show_live_sample(std::size_t c);
 
   // scheduler.cc: the loop.
@@ -107,7 +100,7 @@ class Scheduler {
   void schedule();
   void enforce_deadlines();
   void handle_interrupt();
-  bool write_result_or_stop(const CasePaths& paths, const CaseResult& result);
+  void write_failed(const std::string& error);
   void stop(std::string_view why);
   util::SteadyTime next_deadline() const;
 
@@ -122,10 +115,10 @@ class Scheduler {
   BuildSlots builds_;
   std::string host_cpus_;         // where agents and probes run ("" = anywhere)
   std::vector<Sample> samples_;   // runner ids are indices into it
-  std::vector<CaseEntry> cases_;  // one per case, in case order
+  CaseBook book_;                 // the cases, their samples' results, what their ends write
+  std::vector<std::vector<std::size_t>> case_samples_;  // per case, its samples' indices into samples_
   std::set<std::size_t> live_;    // samples started and not done (at most `concurrency`)
   std::size_t next_start_ = 0;    // the samples before it are started or done
-  std::size_t done_ = 0;          // cases with a result
   int interrupts_ = 0;            // user interrupts, or 1 once a write failure stopped the run
   std::optional<std::string> write_failure_;
 };

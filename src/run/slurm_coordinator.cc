@@ -41,39 +41,25 @@ SlurmCoordinator::SlurmCoordinator(const Config& config, CoordinatorOptions opti
       client_(client),
       printer_(printer),
       store_(store),
+      book_(config, options_.run_dir, store, printer, clock_),
       tag_(run_tag(options_.run_dir.string())) {
   for (const Case& c : cases) add_case(c);
 }
 
 void SlurmCoordinator::add_case(const Case& c) {
-  CaseEntry entry{c, CasePaths::of(options_.run_dir, c.level, c.stem()), {}, std::nullopt};
-  CaseState row;
-  row.id = c.id();
-  bool sampled = config_.samples > 1;
-  if (sampled) {
-    row.samples = config_.samples;
-    row.sample = 1;
+  std::size_t index = case_units_.size();
+  case_units_.emplace_back();
+  if (book_.add(c)) return;
+  for (int k : book_.entry(index).samples) {
+    Unit unit;
+    unit.case_index = index;
+    unit.sample = k;
+    unit.paths = book_.sample_paths(index, k);
+    if (k > 0) unit.result = load_result(unit.paths, book_.entry(index).id);
+    if (unit.result) book_.resumed_sample(index, k, *unit.result);
+    case_units_[index].push_back(units_.size());
+    units_.push_back(std::move(unit));
   }
-  if (auto previous = load_result(entry.paths, row.id)) {
-    row.phase = "done";
-    show_result(row, *previous);
-    if (sampled) row.samples_done = config_.samples;
-    entry.result = std::move(previous);
-    ++done_;
-  } else {
-    for (int k = sampled ? 1 : 0; k <= (sampled ? config_.samples : 0); ++k) {
-      Unit unit;
-      unit.case_index = cases_.size();
-      unit.sample = k;
-      unit.paths = k == 0 ? entry.paths : entry.paths.sample(k);
-      if (k > 0) unit.result = load_result(unit.paths, row.id);
-      if (unit.result) ++row.samples_done;
-      entry.units.push_back(units_.size());
-      units_.push_back(std::move(unit));
-    }
-  }
-  store_.state().cases.push_back(row);
-  cases_.push_back(std::move(entry));
 }
 
 std::string SlurmCoordinator::task_id(const Unit& unit) const {
@@ -93,7 +79,7 @@ std::size_t SlurmCoordinator::live_count() const {
 void SlurmCoordinator::adopt() {
   std::map<std::pair<std::string, int>, std::size_t> by_key;  // (case id, sample) -> unit
   for (std::size_t u = 0; u < units_.size(); ++u)
-    by_key[{cases_[units_[u].case_index].c.id(), units_[u].sample}] = u;
+    by_key[{book_.entry(units_[u].case_index).id, units_[u].sample}] = u;
   for (int number = 1;; ++number) {
     auto text = util::read_file(submission_file(options_.run_dir, number));
     if (!text) break;
@@ -151,7 +137,7 @@ std::optional<std::string> SlurmCoordinator::write_submission(const SubmissionRe
   json units = json::array();
   for (std::size_t u : record.units) {
     if (u == SIZE_MAX) continue;
-    units.push_back({{"case", cases_[units_[u].case_index].c.id()}, {"sample", units_[u].sample}});
+    units.push_back({{"case", book_.entry(units_[u].case_index).id}, {"sample", units_[u].sample}});
   }
   json doc = {{"number", record.number},
               {"job_name", record.job_name},
@@ -193,13 +179,13 @@ void SlurmCoordinator::submit(std::vector<std::size_t> units) {
     printer_.error(fmt::format("kgym: cannot submit to Slurm: {}", why));
     for (std::size_t u : record.units) {
       CaseResult r;
-      r.case_id = cases_[units_[u].case_index].c.id();
+      r.case_id = book_.entry(units_[u].case_index).id;
       r.verdict = Verdict::kHarnessError;
       r.reason = fmt::format("not submitted to Slurm: {}", why);
       r.backend = config_.verifier.backend;
       r.mode = config_.verifier.mode;
       r.lost_task = LostTask{.job = "", .state = "NOT_SUBMITTED", .source = "sbatch", .node = "", .log = ""};
-      unit_finished(u, std::move(r));
+      unit_finished(u, std::move(r), /*written=*/false);
     }
   };
   if (auto ok = util::make_dirs(dir / "logs"); !ok) return fail(ok.error());
@@ -288,8 +274,8 @@ void SlurmCoordinator::poll() {
     // seen once it runs or leaves the queue): no file is read for it.
     bool pending = it != in_queue.end() && it->second->state == "PENDING" && unit.state == "PENDING";
     if (!pending) {
-      if (auto result = load_result(unit.paths, cases_[unit.case_index].c.id())) {
-        unit_finished(u, std::move(*result));
+      if (auto result = load_result(unit.paths, book_.entry(unit.case_index).id)) {
+        unit_finished(u, std::move(*result), /*written=*/true);
         continue;
       }
     }
@@ -363,7 +349,7 @@ void SlurmCoordinator::judge_lost(std::size_t u) {
   }
   fs::path log = task_log(unit);
   CaseResult r;
-  r.case_id = cases_[unit.case_index].c.id();
+  r.case_id = book_.entry(unit.case_index).id;
   r.verdict = verdict_of_lost_task(state);
   r.reason = fmt::format("the Slurm task {} ended {} without a result ({}); its log: {}", task_id(unit),
                          state, source, log.string());
@@ -371,72 +357,28 @@ void SlurmCoordinator::judge_lost(std::size_t u) {
   r.mode = config_.verifier.mode;
   r.lost_task = LostTask{
       .job = task_id(unit), .state = state, .source = source, .node = unit.node, .log = log.string()};
-  if (auto ok = write_result(unit.paths, r); !ok)
-    printer_.error(fmt::format("kgym: warning: {}", ok.error()));
   store_.event("task_lost", r.case_id,
                {{"job", task_id(unit)}, {"state", state}, {"source", source}, {"sample", unit.sample}});
-  unit_finished(u, std::move(r));
+  unit_finished(u, std::move(r), /*written=*/false);
 }
 
-void SlurmCoordinator::unit_finished(std::size_t u, CaseResult result) {
+void SlurmCoordinator::unit_finished(std::size_t u, CaseResult result, bool written) {
   Unit& unit = units_[u];
-  unit.result = std::move(result);
-  std::size_t c = unit.case_index;
-  CaseState& row = store_.case_state(c);
-  if (unit.sample == 0) return case_finished(c, *unit.result);
-  ++row.samples_done;
-  store_.event("sample_finished", row.id,
-               {{"sample", unit.sample},
-                {"verdict", to_string(unit.result->verdict)},
-                {"reason", unit.result->reason},
-                {"job", task_id(unit)}});
-  store_.save();
-  combine_samples(c);
+  unit.result = result;
+  if (auto ok = book_.sample_finished(unit.case_index, unit.sample, std::move(result), written,
+                                      {{"job", task_id(unit)}});
+      !ok)
+    write_failed(ok.error());
 }
 
-// A case run with samples ends when its last sample has a result.
-void SlurmCoordinator::combine_samples(std::size_t c) {
-  if (cases_[c].result || cases_[c].units.empty()) return;
-  std::vector<CaseResult> results;
-  const LostTask* lost = nullptr;
-  for (std::size_t v : cases_[c].units) {
-    if (!units_[v].result) return;
-    results.push_back(*units_[v].result);
-    if (units_[v].result->lost_task && !lost) lost = &*units_[v].result->lost_task;
-  }
-  CaseResult combined = case_result_of_samples(results);
-  // A case with a lost sample is not final: --resume runs that sample again.
-  if (lost) combined.lost_task = *lost;
-  case_finished(c, std::move(combined));
-}
-
-void SlurmCoordinator::case_finished(std::size_t c, CaseResult result) {
-  CaseEntry& entry = cases_[c];
-  ++done_;
-  // With one sample its task wrote the case's result; with several the
-  // combined result is the coordinator's to write.
-  if (config_.samples > 1) {
-    if (auto ok = write_result(entry.paths, result); !ok)
-      printer_.error(fmt::format("kgym: warning: {}", ok.error()));
-    // With one sample its task wrote the bundle beside the result.
-    if (config_.output_bundles) {
-      if (auto ok = write_bundle(entry.paths, result); !ok)
-        printer_.error(
-            fmt::format("kgym: warning: no reproduction bundle for {}: {}", entry.c.id(), ok.error()));
-    }
-  }
-  CaseState& row = store_.case_state(c);
-  show_result(row, result);
-  row.finished_at = util::unix_now();
-  if (!row.started_at) row.started_at = row.finished_at;
-  row.phase = "done";
-  row.phase_started_at = row.finished_at;
-  store_.event("finished", row.id, {{"verdict", *row.verdict}, {"reason", row.reason}});
-  store_.event("phase", row.id, {{"phase", "done"}});
-  store_.save();
-  printer_.case_finished(done_, cases_.size(), result);
-  printer_.progress(store_.state());
-  entry.result = std::move(result);
+// As in a local run: a result that cannot be written would be lost, and so
+// would every one after it; the run stops as on an interrupt (its tasks
+// cancelled), keeping what is on disk, and the case runs again on --resume.
+void SlurmCoordinator::write_failed(const std::string& error) {
+  if (write_failure_) return;
+  write_failure_ = error;
+  printer_.error(fmt::format(
+      "kgym: cannot write a result: {}; stopping the run (the results already written are kept)", error));
 }
 
 bool SlurmCoordinator::wait_or_interrupt(std::chrono::milliseconds timeout) {
@@ -467,16 +409,16 @@ void SlurmCoordinator::cancel_all() {
 
 RunOutcome SlurmCoordinator::run() {
   store_.state().status = "running";
-  store_.event("run_started", "", {{"cases", cases_.size()}, {"executor", "slurm"}});
+  store_.event("run_started", "", {{"cases", book_.size()}, {"executor", "slurm"}});
   // Samples that all ended before an earlier coordinator stopped.
-  for (std::size_t c = 0; c < cases_.size(); ++c) {
-    if (config_.samples > 1) combine_samples(c);
+  if (auto ok = book_.finish_complete_cases(); !ok) write_failed(ok.error());
+  if (!write_failure_) {
+    adopt();
+    submit_unfinished();
   }
-  adopt();
-  submit_unfinished();
   store_.flush(std::chrono::steady_clock::now(), /*force=*/true);
   while (live_count() > 0) {
-    if (wait_or_interrupt(config_.executor.slurm.poll)) {
+    if (write_failure_ || wait_or_interrupt(config_.executor.slurm.poll)) {
       interrupted_ = true;
       cancel_all();
       break;
@@ -485,18 +427,20 @@ RunOutcome SlurmCoordinator::run() {
     store_.flush(std::chrono::steady_clock::now());
     printer_.progress(store_.state());
   }
+  interrupted_ = interrupted_ || write_failure_.has_value();
   RunOutcome outcome;
   outcome.interrupted = interrupted_;
-  for (std::size_t c = 0; c < cases_.size(); ++c) {
-    if (cases_[c].result) {
-      outcome.results.push_back(*cases_[c].result);
-    } else {
-      ++outcome.not_run;
-      store_.case_state(c).phase = "not_run";
-    }
+  outcome.write_failure = write_failure_;
+  for (std::size_t c = 0; c < book_.size(); ++c) {
+    if (book_.entry(c).result) continue;
+    ++outcome.not_run;
+    store_.case_state(c).phase = "not_run";
   }
+  outcome.results = book_.take_results();
   store_.state().status = interrupted_ ? "interrupted" : "finished";
-  store_.event("run_finished", "", {{"status", store_.state().status}});
+  json finished = {{"status", store_.state().status}};
+  if (write_failure_) finished["write_failure"] = *write_failure_;
+  store_.event("run_finished", "", finished);
   store_.save();
   store_.flush(std::chrono::steady_clock::now(), /*force=*/true);
   return outcome;

@@ -22,10 +22,12 @@
 #include "core/case_paths.h"
 #include "core/case_set.h"
 #include "core/config.h"
+#include "run/case_book.h"
 #include "run/printer.h"
 #include "run/scheduler.h"
 #include "run/slurm_client.h"
 #include "run/state_store.h"
+#include "util/clock.h"
 
 namespace kgym::run {
 
@@ -63,12 +65,6 @@ class SlurmCoordinator {
     int missing = 0;  // consecutive polls it was not in the queue
     bool live() const { return !result && submission > 0; }
   };
-  struct CaseEntry {
-    Case c;
-    CasePaths paths;
-    std::vector<std::size_t> units;
-    std::optional<CaseResult> result;
-  };
   struct SubmissionRecord {
     int number = 0;
     std::string job_name;
@@ -83,9 +79,9 @@ class SlurmCoordinator {
   std::optional<std::string> write_submission(const SubmissionRecord& record) const;
   void poll();
   void judge_lost(std::size_t u);
-  void unit_finished(std::size_t u, CaseResult result);
-  void combine_samples(std::size_t c);
-  void case_finished(std::size_t c, CaseResult result);
+  // `written`: the task wrote the result.json itself, on its node.
+  void unit_finished(std::size_t u, CaseResult result, bool written);
+  void write_failed(const std::string& error);
   void show_unit(std::size_t u, const std::string& phase);
   bool wait_or_interrupt(std::chrono::milliseconds timeout);
   void cancel_all();
@@ -98,11 +94,13 @@ class SlurmCoordinator {
   SlurmClient& client_;
   Printer& printer_;
   StateStore& store_;
-  std::vector<CaseEntry> cases_;
+  util::SteadyClock clock_;
+  CaseBook book_;  // the cases, their samples' results, what their ends write (run/case_book.h)
+  std::vector<std::vector<std::size_t>> case_units_;  // per case, its units' indices into units_
   std::vector<Unit> units_;
   std::vector<SubmissionRecord> submissions_;  // index = number - 1
   std::string tag_;
-  std::size_t done_ = 0;
+  std::optional<std::string> write_failure_;  // a result.json that could not be written stops the run
   bool accounting_off_ = false;  // sacct failed once: not asked again
   bool queue_warned_ = false;
   bool interrupted_ = false;

@@ -274,6 +274,31 @@ TEST_F(SlurmCoordinatorTest, SamplesAreTasksAndTheCaseIsCombinedWhenTheLastEnds)
   EXPECT_TRUE(load_result(paths(1), "level1/1_Op"));
 }
 
+TEST_F(SlurmCoordinatorTest, AResultThatCannotBeWrittenStopsTheRunAsLocally) {
+  // Case 1's combined result.json has a directory in its place; case 2's
+  // tasks are still queued when that is found.
+  config_.samples = 2;
+  cases_.resize(2);
+  FakeSlurm slurm;
+  slurm.step = [&](int poll) {
+    if (poll == 1) {
+      write_result(1, Verdict::kPass, 1);
+      write_result(1, Verdict::kPass, 2);
+      fs::create_directories(paths(1).result());
+      slurm.drop(0);
+      slurm.drop(1);
+    }
+  };
+  RunOutcome outcome = run(slurm);
+  ASSERT_TRUE(outcome.write_failure);
+  EXPECT_NE(outcome.write_failure->find("result.json"), std::string::npos) << *outcome.write_failure;
+  EXPECT_TRUE(outcome.interrupted);
+  EXPECT_EQ(outcome.results.size(), 0u);
+  EXPECT_EQ(outcome.not_run, 2u);
+  ASSERT_EQ(slurm.cancelled.size(), 1u) << "case 2's tasks are cancelled";
+  EXPECT_EQ(slurm.cancelled[0], std::vector<std::string>{"100"});
+}
+
 TEST_F(SlurmCoordinatorTest, AFailedSubmissionIsAHarnessErrorThatResumeRetries) {
   FakeSlurm slurm;
   slurm.submit_error = "sbatch: error: invalid partition specified: gpux";
