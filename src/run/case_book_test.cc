@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "run/quiet_printer_test_util.h"
 #include "run/sample_flow.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
@@ -15,17 +16,6 @@ namespace kgym::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-class QuietPrinter : public Printer {
- public:
-  void line(const std::string& text) override { lines.push_back(text); }
-  void error(const std::string& text) override { lines.push_back(text); }
-  void case_finished(std::size_t done, std::size_t total, const CaseResult& result) override {
-    finished.push_back(fmt::format("{}/{} {}", done, total, result.case_id));
-  }
-  void progress(const RunState&) override {}
-  std::vector<std::string> lines, finished;
-};
 
 CaseResult result_of(const std::string& id, Verdict verdict, double speedup = 0) {
   CaseResult r;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "run/quiet_printer_test_util.h"
 #include "run/sample_flow.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
@@ -18,15 +19,6 @@ namespace kgym::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-class QuietPrinter : public Printer {
- public:
-  void line(const std::string& text) override { lines.push_back(text); }
-  void error(const std::string& text) override { lines.push_back(text); }
-  void case_finished(std::size_t, std::size_t, const CaseResult&) override {}
-  void progress(const RunState&) override {}
-  std::vector<std::string> lines;
-};
 
 // A queue scripted per poll: `step(n)` runs before the n-th queue() answer
 // and may finish tasks (writing results as a task would) or drop them.
