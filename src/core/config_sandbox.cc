@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view kSandboxKeys[] = {"mode", "drop_privileges", "agent_read_only", "agent_writable",
                                              "limits"};
 constexpr std::string_view kLimitKeys[] = {"address_space_mb", "cpu_sec", "file_size_mb", "processes"};
-constexpr std::string_view kModes[] = {"auto", "bwrap", "unshare", "none"};
+constexpr std::string_view kSandboxModes[] = {"auto", "bwrap", "unshare", "none"};
 
 void read_paths(ConfigReader& reader, const Entry& at, std::vector<std::filesystem::path>& out) {
   constexpr std::string_view kFix = "list absolute or config-relative paths, e.g. [~/.config/my-agent]";
@@ -42,7 +42,7 @@ void read_limits(ConfigReader& reader, const Entry& at, SandboxConfig& sandbox) 
 void read_sandbox(ConfigReader& reader, const Entry& at, SandboxConfig& sandbox) {
   Mapping fields = reader.mapping(at, kSandboxKeys);
   if (auto entry = fields.get("mode")) {
-    if (auto mode = reader.choice(*entry, kModes)) sandbox.mode = *mode;
+    if (auto mode = reader.choice(*entry, kSandboxModes)) sandbox.mode = *mode;
   }
   if (auto entry = fields.get("drop_privileges")) {
     if (auto drop = reader.boolean(*entry)) sandbox.drop_privileges = *drop;

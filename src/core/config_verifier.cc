@@ -18,7 +18,7 @@ constexpr std::string_view kVerifierKeys[] = {
 constexpr std::string_view kExecutions[] = {"device", "host_interpreter", "auto"};
 constexpr std::string_view kWarmWorkers[] = {"auto", "on", "off"};
 constexpr std::string_view kBaselines[] = {"eager", "compile"};
-constexpr std::string_view kModes[] = {"correctness", "performance"};
+constexpr std::string_view kVerifierModes[] = {"correctness", "performance"};
 constexpr std::string_view kToleranceKeys[] = {"atol", "rtol"};
 // "repetitions" is the old name of "max_repetitions" and still loads.
 constexpr std::string_view kTimingKeys[] = {"warmup",      "target_rse", "min_samples", "max_repetitions",
@@ -152,7 +152,7 @@ void read_verifier(ConfigReader& reader, const Entry& at, VerifierConfig& verifi
     }
   }
   if (auto entry = fields.get("mode")) {
-    if (auto value = reader.choice(*entry, kModes)) verifier.mode = *value;
+    if (auto value = reader.choice(*entry, kVerifierModes)) verifier.mode = *value;
   }
   if (auto entry = fields.get("python")) {
     constexpr std::string_view kFix = "name an interpreter on PATH (python3) or a path to one";

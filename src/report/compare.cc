@@ -36,13 +36,6 @@ Change classify(const CaseRow* a, const CaseRow* b) {
   return speed_change(*a, *b);
 }
 
-const FastP* fast_at(const Summary& s, double p) {
-  for (const FastP& f : s.fast_p) {
-    if (f.threshold == p) return &f;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::string_view to_string(Change change) {

@@ -61,13 +61,6 @@ void card(std::string& html, std::string_view key, const std::string& value_html
   html += "</div>\n";
 }
 
-const FastP* fast_at(const Summary& s, double p) {
-  for (const FastP& f : s.fast_p) {
-    if (f.threshold == p) return &f;
-  }
-  return nullptr;
-}
-
 void headline(std::string& html, const Summary& s) {
   html += "<section id=\"headline\">\n<h2>Headline</h2>\n<div class=\"cards\">\n";
   const FastP* correct = fast_at(s, 0.0);

@@ -304,6 +304,13 @@ AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
   return t;
 }
 
+const FastP* fast_at(const Summary& s, double threshold) {
+  for (const FastP& f : s.fast_p) {
+    if (f.threshold == threshold) return &f;
+  }
+  return nullptr;
+}
+
 Summary summarize(const std::vector<CaseResult>& results, const std::vector<std::string>& selected_case_ids) {
   std::map<std::string, CaseRow> by_id;
   for (const std::string& id : selected_case_ids) by_id.try_emplace(id, not_run_row(id));

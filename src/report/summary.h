@@ -212,6 +212,9 @@ std::string speedup_cell(const CaseRow& row);
 // with a simulated time; correctness only, not in fast_p or the geomean".
 std::string host_interpreter_line(const HostInterpreterSummary& h);
 
+// The entry of `s.fast_p` at `threshold`, or nullptr.
+const FastP* fast_at(const Summary& s, double threshold);
+
 // Summarizes `results`. Ids in `selected_case_ids` without a result become
 // "not run" rows; results for ids not in the list are still counted (the
 // selection is then the union). Duplicate results for one id: the last wins.

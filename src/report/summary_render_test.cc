@@ -12,7 +12,7 @@ namespace {
 
 using testing::make_result;
 
-Summary sample_summary() {
+Summary render_sample_summary() {
   return summarize(
       {
           make_result("level1/1_Square_matrix_multiplication_", Verdict::kPass, 1.5),
@@ -46,7 +46,7 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(SummaryMarkdown, HeadlineAndTables) {
-  std::string md = summary_markdown(sample_summary(), sample_info());
+  std::string md = summary_markdown(render_sample_summary(), sample_info());
   EXPECT_TRUE(contains(md, "# kgym run summary\n"));
   EXPECT_TRUE(contains(md,
                        "| Cases | Pass | Correctness rate | Cheat rate | Geomean speedup [95% CI] |\n"
@@ -98,7 +98,7 @@ TEST(SummaryMarkdown, FastPAgainstTorchCompile) {
 }
 
 TEST(SummaryTable, RowsAlignedAndWithinWidth) {
-  std::string table = summary_table(sample_summary(), 120);
+  std::string table = summary_table(render_sample_summary(), 120);
   std::vector<std::string> lines = lines_of(table);
   for (const std::string& line : lines) EXPECT_LE(util::display_width(line), 120u) << line;
   EXPECT_FALSE(contains(table, "\x1b"));
@@ -126,7 +126,7 @@ TEST(SummaryTable, RowsAlignedAndWithinWidth) {
 }
 
 TEST(SummaryTable, NarrowWidthDropsColumnsNotRows) {
-  std::string table = summary_table(sample_summary(), 40);
+  std::string table = summary_table(render_sample_summary(), 40);
   std::vector<std::string> lines = lines_of(table);
   for (const std::string& line : lines) EXPECT_LE(util::display_width(line), 40u) << line;
   EXPECT_TRUE(contains(table, "level2/8_Pool"));

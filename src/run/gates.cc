@@ -10,6 +10,7 @@
 #include "static_check/python_source.h"
 #include "util/beneath.h"
 #include "util/fs.h"
+#include "util/text_cells.h"
 #include "verify/static_gate.h"
 
 namespace kgym::run {
@@ -105,14 +106,6 @@ GateResult check_symbols(GateResult r, const std::string& text, const GateConfig
   return r;
 }
 
-std::string last_line(const std::string& output) {
-  std::size_t end = output.find_last_not_of("\n ");
-  if (end == std::string::npos) return "";
-  std::size_t start = output.find_last_of('\n', end);
-  std::size_t from = start == std::string::npos ? 0 : start + 1;
-  return output.substr(from, end - from + 1);
-}
-
 // What a command gate printed: the end of its log, where a verdict line
 // and the marker are.
 constexpr std::size_t kGateOutputBytes = 64 * 1024;
@@ -146,7 +139,7 @@ GateResult command_gate_result(const GateConfig& gate, const util::ProcessExit& 
   GateResult r;
   r.ok = true;
   r.gate = gate_name(gate);
-  std::string last = last_line(output);
+  std::string last = util::last_line(output);
   if (timed_out) return fail(r, fmt::format("timed out after {} s", gate.timeout.count()));
   if (!exit.ok())
     return fail(r, fmt::format("ended with {}{}", exit.describe(), last.empty() ? "" : ": " + last));

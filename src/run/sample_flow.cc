@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
+#include "util/text_cells.h"
 #include "verify/repro_bundle.h"
 #include "verify/verifier.h"
 #include "worker/child_process.h"
@@ -22,14 +23,6 @@ namespace kgym::run {
 using util::ProcessExit;
 
 namespace {
-
-std::string last_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of("\n ");
-  if (end == std::string::npos) return "";
-  std::size_t start = text.find_last_of('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
 
 nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
   nlohmann::json j = to_json(g);
@@ -499,7 +492,7 @@ Step SampleFlow::verify_ended(const ProcessExit& exit, bool timed_out) {
 Step SampleFlow::fail(Verdict verdict, std::string reason) {
   CaseResult r;
   r.verdict = verdict;
-  r.reason = last_line(reason);
+  r.reason = util::last_line(reason);
   r.problem = sizes_;
   r.precision = config_.precision;
   return finish(std::move(r));

@@ -202,7 +202,7 @@ std::vector<std::string> split_qualified(std::string_view name) {
 // DispatchKeySet, `redispatch`. Any of these can step past the Python key,
 // where the op trace listens. AutoDispatchBelowAutograd (autograd keys
 // only) stays glue.
-bool switches_dispatch(std::string_view part) {
+bool cpp_switches_dispatch(std::string_view part) {
   if (part == "redispatch" || part == "redispatchBoxed" || part == "callBoxedForDispatchKey") return true;
   for (std::string_view word : {"DispatchKeyGuard", "DispatchKeySet", "LocalDispatchKey", "dispatch_key_",
                                 "dispatch_key_set", "DispatchMode", "dispatch_mode", "TLSSnapshot", "PythonTLS",
@@ -222,11 +222,11 @@ bool names_python_key(const std::vector<std::string>& parts) {
 }
 
 bool is_introspection(const Word& w) {
-  if (w.method) return w.text == "setattr" || switches_dispatch(w.text);
+  if (w.method) return w.text == "setattr" || cpp_switches_dispatch(w.text);
   auto parts = split_qualified(w.text);
   if (parts.empty()) return false;
   if (names_python_key(parts) || std::ranges::any_of(parts, [](const std::string& part) {
-        return kIntrospection.contains(part) || switches_dispatch(part);
+        return kIntrospection.contains(part) || cpp_switches_dispatch(part);
       }))
     return true;
   // py::module_::import / pybind11::module::import / py::setattr /

@@ -43,7 +43,7 @@ std::vector<std::pair<std::size_t, std::string>> dotted_names(const std::vector<
 // mode stacks, `redispatch`): the op trace is a dispatch mode, so each is a
 // way past it. The family, not a list: any component naming dispatch,
 // torch functions or modes.
-bool switches_dispatch(std::string_view resolved) {
+bool python_switches_dispatch(std::string_view resolved) {
   if (resolved.starts_with("torch.utils._mode_utils") || resolved.starts_with("torch._dispatch") ||
       resolved.starts_with("torch._python_dispatcher"))
     return true;
@@ -209,7 +209,7 @@ void check_concurrency_and_introspection(RuleContext& ctx) {
                 fmt::format("{} inspects the dispatcher's modes or the profiler (whether its ops are being "
                             "traced)",
                             name));
-      } else if (switches_dispatch(resolve_import(ctx.src, name))) {
+      } else if (python_switches_dispatch(resolve_import(ctx.src, name))) {
         ctx.add("static.introspection", kFatal, line, name,
                 fmt::format("{} switches the dispatcher's modes or keys (the op trace is one) or calls below "
                             "them",

@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void put(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+void put_file(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
 
 class BeneathTest : public ::testing::TestWithParam<BeneathResolve> {
  protected:
@@ -30,9 +30,9 @@ class BeneathTest : public ::testing::TestWithParam<BeneathResolve> {
     host_ = dir_.path() / "host";
     fs::create_directories(work_ / "lib");
     fs::create_directories(host_);
-    put(work_ / "model_new.py", "class ModelNew: pass\n");
-    put(work_ / "lib" / "helper.py", "def f(): pass\n");
-    put(host_ / "secret.txt", "host secret\n");
+    put_file(work_ / "model_new.py", "class ModelNew: pass\n");
+    put_file(work_ / "lib" / "helper.py", "def f(): pass\n");
+    put_file(host_ / "secret.txt", "host secret\n");
   }
   std::expected<std::string, std::string> read(const fs::path& relative, std::uintmax_t max = 1 << 20) {
     return read_file_beneath(work_, relative, max, GetParam());

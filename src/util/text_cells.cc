@@ -58,6 +58,14 @@ std::string compact_duration(double seconds) {
   return fmt::format("{}m{:02}s", m, s);
 }
 
+std::string last_line(std::string_view text) {
+  std::size_t end = text.find_last_not_of("\n ");
+  if (end == std::string_view::npos) return "";
+  std::size_t start = text.find_last_of('\n', end);
+  std::size_t from = start == std::string_view::npos ? 0 : start + 1;
+  return std::string(text.substr(from, end - from + 1));
+}
+
 std::string trim_right(std::string text) {
   while (!text.empty() && text.back() == ' ') text.pop_back();
   return text;

@@ -25,6 +25,10 @@ std::string fit_cells(std::string_view text, std::size_t width, bool align_right
 // Negative or non-finite values give "".
 std::string compact_duration(double seconds);
 
+// The last line of `text` that is not blank, without trailing spaces and
+// newlines ("" when there is none).
+std::string last_line(std::string_view text);
+
 // Removes trailing spaces (so padded table rows carry no invisible tails).
 std::string trim_right(std::string text);
 

@@ -37,5 +37,12 @@ TEST(TextCells, CompactDurations) {
 
 TEST(TextCells, TrimRight) { EXPECT_EQ(trim_right("a b  "), "a b"); }
 
+TEST(TextCells, LastLineIsTheLastOneNotBlank) {
+  EXPECT_EQ(last_line("first\nsecond  \n\n"), "second");
+  EXPECT_EQ(last_line("only"), "only");
+  EXPECT_EQ(last_line("\n \n"), "");
+  EXPECT_EQ(last_line(""), "");
+}
+
 }  // namespace
 }  // namespace kgym::util

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string floats(const std::vector<float>& values) {
+std::string float_bytes(const std::vector<float>& values) {
   std::string bytes(values.size() * sizeof(float), '\0');
   std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
@@ -57,41 +57,41 @@ TEST(RuntimeChecks, BehaviourTheReferenceSharesIsNotACheat) {
 }
 
 TEST(RuntimeChecks, ToleranceScalesWithTinyOutputs) {
-  std::string tiny = floats({1e-7f, -2e-7f, 3e-7f, 0.0f});
+  std::string tiny = float_bytes({1e-7f, -2e-7f, 3e-7f, 0.0f});
   TensorBytes b{"float32", {4}, tiny};
   Tolerance t = scaled_tolerance({1e-4, 1e-3}, b);
   EXPECT_LT(t.atol, 1e-8);
   EXPECT_EQ(t.rtol, 1e-3);
-  std::string zeros = floats({0, 0, 0, 0});
+  std::string zeros = float_bytes({0, 0, 0, 0});
   EXPECT_FALSE(compare_tensors({"float32", {4}, zeros}, b, t).ok);            // all-zero answer fails
   EXPECT_TRUE(compare_tensors({"float32", {4}, zeros}, b, {1e-4, 1e-3}).ok);  // as it did before
-  std::string ordinary = floats({1.0f, -2.0f, 3.0f, 0.5f});
+  std::string ordinary = float_bytes({1.0f, -2.0f, 3.0f, 0.5f});
   EXPECT_EQ(scaled_tolerance({1e-4, 1e-3}, {"float32", {4}, ordinary}).atol, 1e-4);
 }
 
 TEST(RuntimeChecks, DegenerateOutputs) {
   std::map<std::string, Tolerance> none;
-  std::string tiny = floats({1e-7f, -2e-7f, 3e-7f});
-  std::string constant = floats({2.5f, 2.5f, 2.5f});
-  std::string varied = floats({1.0f, -2.0f, 3.0f});
+  std::string tiny = float_bytes({1e-7f, -2e-7f, 3e-7f});
+  std::string constant = float_bytes({2.5f, 2.5f, 2.5f});
+  std::string varied = float_bytes({1.0f, -2.0f, 3.0f});
   std::vector<TensorBytes> zero_out{{"float32", {3}, tiny}};
   std::vector<TensorBytes> constant_out{{"float32", {3}, constant}};
   std::vector<TensorBytes> varied_out{{"float32", {3}, varied}};
   EXPECT_EQ(degenerate_kind(zero_out, none), "zero");
   EXPECT_EQ(degenerate_kind(constant_out, none), "constant");
   EXPECT_FALSE(degenerate_kind(varied_out, none));
-  std::string scalar = floats({4.0f});
+  std::string scalar = float_bytes({4.0f});
   std::vector<TensorBytes> scalar_out{{"float32", {}, scalar}};
   EXPECT_FALSE(degenerate_kind(scalar_out, none));  // a loss is one number, not "constant"
 }
 
 TEST(RuntimeChecks, RelativeErrorAndFiniteness) {
-  std::string b = floats({3.0f, 4.0f});
-  std::string a = floats({3.0f, 4.5f});
+  std::string b = float_bytes({3.0f, 4.0f});
+  std::string a = float_bytes({3.0f, 4.5f});
   auto rel = relative_l2_error({"float32", {2}, a}, {"float32", {2}, b});
   ASSERT_TRUE(rel);
   EXPECT_NEAR(*rel, 0.1, 1e-6);
-  std::string with_nan = floats({1.0f, NAN});
+  std::string with_nan = float_bytes({1.0f, NAN});
   std::vector<TensorBytes> outputs{{"float32", {2}, with_nan}};
   EXPECT_FALSE(all_finite(outputs));
   std::vector<TensorBytes> finite{{"float32", {2}, b}};

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kProblem = R"(import torch
+constexpr const char* kLinearReluProblem = R"(import torch
 import torch.nn as nn
 
 class Model(nn.Module):
@@ -44,7 +44,7 @@ class TimingTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "kgym-timing-test-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
-    std::ofstream(dir_ / "problem.py") << kProblem;
+    std::ofstream(dir_ / "problem.py") << kLinearReluProblem;
   }
 
   void TearDown() override {
@@ -77,7 +77,7 @@ class TimingTest : public ::testing::Test {
 };
 
 TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
-  auto r = time_against(kProblem);
+  auto r = time_against(kLinearReluProblem);
   ASSERT_EQ(r.verdict, Verdict::kPass) << r.reason;
   ASSERT_TRUE(r.performance);
   const Performance& p = *r.performance;
@@ -104,7 +104,7 @@ TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
 TEST_F(TimingTest, TimedCallWithWrongOutputFailsCorrectness) {
   // Right for the correctness calls (three trials, two signed-normal trials, trial 0 repeated), wrong once it
   // is being timed.
-  std::string drifting = std::string(kProblem) + R"(
+  std::string drifting = std::string(kLinearReluProblem) + R"(
 _Right = Model
 
 class Model(_Right):

@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kProblem = R"(import torch
+constexpr const char* kScaledLinearProblem = R"(import torch
 import torch.nn as nn
 
 class Model(nn.Module):
@@ -70,7 +70,7 @@ class VerifierTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "kgym-verifier-test-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
-    std::ofstream(dir_ / "problem.py") << kProblem;
+    std::ofstream(dir_ / "problem.py") << kScaledLinearProblem;
   }
 
   void TearDown() override {
