@@ -98,6 +98,50 @@ def main():
         b"  101 PERF_RECORD_FORK(300:300):(101:101)\n  300 \n\tffffffff8224 ([kernel.kallsyms])\n\t 1088de "
         b"(/usr/bin/python3.11)\n\n  300 \n  101 \n",
     ])
+    write("tar", tar_seeds())
+
+
+def tar_seeds():
+    """Archives as a bundle could hold them, and as an attacker would make them."""
+    import gzip
+    import io
+    import tarfile
+
+    def archive(members, fmt=tarfile.USTAR_FORMAT):
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w", format=fmt) as tar:
+            for name, kind, data in members:
+                info = tarfile.TarInfo(name)
+                info.mtime = 0
+                if kind == "file":
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+                else:
+                    info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE,
+                                 "fifo": tarfile.FIFOTYPE, "chr": tarfile.CHRTYPE}[kind]
+                    if kind in ("sym", "hard"):
+                        info.linkname = data.decode()
+                    tar.addfile(info)
+        return out.getvalue()
+
+    problem = (ROOT / "data/sample/level1/1_ReLU.py").read_bytes()
+    bundle = [("manifest.json", "file", b'{"format":"kgym-repro","format_version":1,"files":[]}'),
+              ("files", "dir", b""), ("files/problem.py", "file", problem), ("files/candidate.py", "file", b"x = 1\n")]
+    seeds = [
+        archive(bundle),
+        gzip.compress(archive(bundle), mtime=0),
+        archive([("a/" * 60 + "deep.py", "file", b"deep")]),  # a ustar prefix
+        archive([("link", "sym", b"/etc/passwd")]),
+        archive([("hard", "hard", b"files/problem.py")]),
+        archive([("fifo", "fifo", b"")]),
+        archive([("../escape.py", "file", b"x")]),
+        archive([("/abs.py", "file", b"x")]),
+        archive([("x", "file", b"1"), ("x", "file", b"2")]),
+        archive([("x", "file", b"1"), ("x/y", "file", b"2")]),
+        archive([("p" * 120, "file", b"long")], fmt=tarfile.PAX_FORMAT),
+        archive([("g" * 120, "file", b"long")], fmt=tarfile.GNU_FORMAT),
+    ]
+    return seeds
 
 
 if __name__ == "__main__":
