@@ -6,7 +6,7 @@
 #include "worker/protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace kgym::verify;
+  using namespace kgym::worker;
   if (size == 0) return 0;
   // The first byte sets the chunk size (1..256): a frame cut anywhere.
   const std::size_t chunk = std::size_t{data[0]} + 1;

@@ -55,12 +55,12 @@ int run_lint(const LintOptions& options, bool from_flags) {
   std::string selector = options.selector.empty() && !from_flags ? config->cases : options.selector;
   auto cases = select_cases(bench_dir, level, selector);
   if (!cases) return usage_error(cases.error().message);
-  auto python = verify::resolve_python(config->verifier.python);
+  auto python = worker::resolve_python(config->verifier.python);
   if (!python) return usage_error(python.error());
   util::TempDir scratch("kgym-lint");
   if (scratch.path().empty()) return usage_error("cannot create a temporary directory");
   auto worker = scratch.path() / "kgym_worker.py";
-  if (auto written = verify::write_worker_script(worker); !written) return usage_error(written.error());
+  if (auto written = worker::write_worker_script(worker); !written) return usage_error(written.error());
 
   Tolerance tolerance = tolerance_for(config->verifier.tolerances, "float32", backend_of(config->verifier));
   int with_findings = 0;

@@ -141,7 +141,7 @@ std::expected<verify::VerifyRequest, std::string> request_from_flags(const Verif
   req.candidate_is_reference = o.candidate_is_reference;
   req.static_checks = !o.skip_static_checks;
   req.run_seed = o.seed ? *o.seed : std::random_device{}() * 0x100000000ULL + std::random_device{}();
-  if (build.precompiled_header) req.pch_root = verify::kgym_cache_root() / "pch";
+  if (build.precompiled_header) req.pch_root = worker::kgym_cache_root() / "pch";
   return req;
 }
 
@@ -170,7 +170,7 @@ std::expected<verify::VerifyRequest, std::string> bundle_base(const VerifyOption
     base.sandbox = config->sandbox;
     build = config->build;
   }
-  if (build.precompiled_header) base.pch_root = verify::kgym_cache_root() / "pch";
+  if (build.precompiled_header) base.pch_root = worker::kgym_cache_root() / "pch";
   if (!o.python.empty()) base.config.python = o.python;
   base.device = o.device;
   return base;
@@ -201,16 +201,16 @@ int run_verify(const VerifyOptions& o) {
   // The interpreter, resolved once: as given (--python, or a run's request),
   // else the config's, else found. A run checked its backend and
   // interpreter once before any case (its children pass --request).
-  std::optional<verify::PythonEnv> env;
+  std::optional<worker::PythonEnv> env;
   if (req->python.empty() || o.request_file.empty()) {
-    auto python = verify::resolve_python(req->python.empty() ? req->config.python
+    auto python = worker::resolve_python(req->python.empty() ? req->config.python
                                                              : std::optional<std::string>(req->python));
     if (!python) return usage_error(python.error());
     req->python = python->python;
     env = std::move(*python);
   }
   if (o.request_file.empty()) {
-    if (auto usable = verify::resolve_execution(req->python, req->config); !usable) {
+    if (auto usable = worker::resolve_execution(req->python, req->config); !usable) {
       // A CUDA build of torch without a GPU still builds CUDA candidates.
       std::string_view builds_on = backend_of(req->config).builds_on_torch;
       if (builds_on.empty() || !env->torch_build.starts_with(builds_on)) return usage_error(usable.error());
@@ -225,7 +225,7 @@ int run_verify(const VerifyOptions& o) {
     // The reference worker chooses the sizes as it loads the problem.
     if (!bundle && sizes_automatically(size, backend_of(req->config))) req->solve_sizes = size;
     if (auto mode = util::resolve_sandbox_mode(req->sandbox.mode)) {
-      if (auto reachable = verify::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
+      if (auto reachable = worker::check_interpreter_reachable(req->sandbox, *mode, req->python); !reachable)
         return usage_error(reachable.error());
     }
   }

@@ -25,8 +25,8 @@ struct ZygoteRunOptions {
 };
 
 int run_zygote_run_command(const ZygoteRunOptions& o) {
-  verify::ForkRequest request{.args = o.args, .env = o.env, .cwd = std::filesystem::absolute(o.cwd)};
-  auto status = verify::run_forked(o.socket, request, verify::Clock::now() + kForkWait);
+  worker::ForkRequest request{.args = o.args, .env = o.env, .cwd = std::filesystem::absolute(o.cwd)};
+  auto status = worker::run_forked(o.socket, request, worker::Clock::now() + kForkWait);
   if (!status) {
     fmt::print(stderr, "kgym zygote-run: {}\n", status.error());
     return kExitUsage;

@@ -62,7 +62,7 @@ struct RunRecord {
 // Creates (or, for --resume, reopens) the run directory and writes run.json.
 std::expected<RunRecord, std::string> open_run_dir(const Config& config, const CampaignOptions& options,
                                                    const std::vector<Case>& cases,
-                                                   const verify::PythonEnv& env) {
+                                                   const worker::PythonEnv& env) {
   const std::string& torch_version = env.torch_version;
   RunRecord record;
   record.started_at = util::unix_now();
@@ -133,7 +133,7 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
 // it does not answer within 30 s or fails.
 std::optional<std::string> agent_version(const std::string& binary) {
   auto run =
-      verify::run_captured({binary, "--version"}, verify::Clock::now() + std::chrono::seconds(30), 4096);
+      worker::run_captured({binary, "--version"}, worker::Clock::now() + std::chrono::seconds(30), 4096);
   if (!run || run->exit.signaled || run->exit.code != 0) return std::nullopt;
   std::string out = run->output;
   std::size_t start = out.find_first_not_of(" \t\r\n");
@@ -174,8 +174,8 @@ std::vector<std::filesystem::path> hidden_from_agent(const Config& config,
     if (!ec) hidden.push_back(binary.parent_path());
   }
   // Other candidates' builds and compiler caches (docs/build.md).
-  hidden.push_back(verify::build_cache_root());
-  hidden.push_back(verify::ccache_cache_root());
+  hidden.push_back(worker::build_cache_root());
+  hidden.push_back(worker::ccache_cache_root());
   return hidden;
 }
 
@@ -212,7 +212,7 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
                                        config.cases, config.bench_dir.string()));
   }
   out.cases = std::move(*cases);
-  auto python = verify::resolve_python(config.verifier.python);
+  auto python = worker::resolve_python(config.verifier.python);
   if (!python) return std::unexpected(python.error());
   out.python = std::move(*python);
   // A backend the interpreter cannot use would fail every case after its
@@ -220,7 +220,7 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
   // have no device: the task checks on its node.)
   out.execution = config.verifier.execution;
   if (check_backend) {
-    auto resolved = verify::resolve_execution(out.python.python, config.verifier);
+    auto resolved = worker::resolve_execution(out.python.python, config.verifier);
     if (!resolved)
       return std::unexpected(
           fmt::format("{}: key 'verifier.backend': {}", config.source.string(), resolved.error()));
@@ -232,7 +232,7 @@ std::expected<Preflight, std::string> preflight(const Config& config, bool check
     return std::unexpected(
         fmt::format("{}: key 'sandbox.mode': {}", config.source.string(), sandbox.error()));
   out.sandbox = *sandbox;
-  if (auto reachable = verify::check_interpreter_reachable(config.sandbox, *sandbox, out.python.python);
+  if (auto reachable = worker::check_interpreter_reachable(config.sandbox, *sandbox, out.python.python);
       !reachable) {
     return std::unexpected(
         fmt::format("{}: key 'verifier.python': {}", config.source.string(), reachable.error()));
@@ -262,7 +262,7 @@ SchedulerOptions scheduler_options(const Config& config, const Preflight& pre,
   sched.run_dir = run_dir;
   sched.kgym_argv0 = kgym_argv0;
   sched.worker_script = worker;
-  sched.pch_root = verify::kgym_cache_root() / "pch";
+  sched.pch_root = worker::kgym_cache_root() / "pch";
   if (config.build.precompiled_header) {
     auto found = verify::precompiled_headers(pre.python.python, worker, sched.pch_root, {},
                                              std::chrono::steady_clock::now() + std::chrono::seconds(120));
@@ -297,9 +297,9 @@ RunOutcome run_local(const Config& config, const CampaignOptions& options, const
     printer.line(fmt::format("  agent:   {} ({})", *binary, sched.agent_version.value_or("version unknown")));
   }
   sched.regenerate = options.force;
-  std::unique_ptr<verify::WarmPool> warm_pool;
-  if (verify::warm_workers_enabled(config.verifier)) {
-    auto pool = verify::WarmPool::create({.python = pre.python.python,
+  std::unique_ptr<worker::WarmPool> warm_pool;
+  if (worker::warm_workers_enabled(config.verifier)) {
+    auto pool = worker::WarmPool::create({.python = pre.python.python,
                                           .backend = config.verifier.backend,
                                           .sandbox = config.sandbox,
                                           .sandbox_mode = pre.sandbox,
@@ -382,7 +382,7 @@ CampaignStatus run_campaign(const Config& given, const CampaignOptions& options,
   }
   std::filesystem::path worker = record->dir / ".kgym" / "kgym_worker.py";
   std::filesystem::remove(worker);
-  if (auto ok = verify::write_worker_script(worker); !ok) {
+  if (auto ok = worker::write_worker_script(worker); !ok) {
     printer.error(fmt::format("kgym: {}", ok.error()));
     return CampaignStatus::kUsageError;
   }

@@ -19,7 +19,7 @@ namespace kgym::run {
 
 struct Preflight {
   std::vector<Case> cases;
-  verify::PythonEnv python;
+  worker::PythonEnv python;
   util::SandboxMode sandbox = util::SandboxMode::kNone;
   // verifier.execution as the run uses it (execution: auto resolved, when
   // the backend was checked), and why auto chose a host interpreter.

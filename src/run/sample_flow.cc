@@ -118,7 +118,7 @@ void SampleFlow::resume(bool regenerate) {
     return;
   }
   // The sizes the probe chose are the sizes the candidate was written for.
-  if (auto probe = verify::read_probe(paths.probe())) sizes_ = probe->sizes;
+  if (auto probe = worker::read_probe(paths.probe())) sizes_ = probe->sizes;
   // A candidate that was generated but not verified is verified, not
   // generated again; everything generation.json recorded is kept.
   auto text = util::read_file(paths.generation());
@@ -200,14 +200,14 @@ Step SampleFlow::launch_probe() {
   }
   if (auto ok = util::copy_regular_file(id_.c.file, paths.task_desc()); !ok)
     return fail(Verdict::kHarnessError, ok.error());
-  verify::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
+  worker::ProbeRequest req{options_.python, id_.c.file, config_.overrides, id_.seed, 1};
   if (sizes_automatically(config_.size, backend_of(config_.verifier))) req.size = config_.size;
   req.precision = config_.precision;
   // The worker was written at the run's start; it is run only as written.
-  if (auto intact = verify::check_worker_script(options_.worker_script); !intact)
+  if (auto intact = worker::check_worker_script(options_.worker_script); !intact)
     return fail(Verdict::kHarnessError, intact.error());
   util::ProcessSpec spec;
-  spec.argv = verify::probe_command(req, options_.worker_script, paths.probe());
+  spec.argv = worker::probe_command(req, options_.worker_script, paths.probe());
   // The probe runs the problem's own code (trusted) without capabilities.
   if (auto launcher = util::box_launcher(); launcher && ::geteuid() == 0)
     spec.argv.insert(spec.argv.begin(), {launcher->string(), "--die-with-parent", "--"});
@@ -223,7 +223,7 @@ Step SampleFlow::launch_probe() {
       std::vector<std::string> argv = options_.kgym_argv0;
       argv.insert(argv.end(), {"zygote-run", "--socket", socket->string(), "--cwd", paths.dir.string(),
                                "--env", "OMP_NUM_THREADS=1", "--"});
-      std::vector<std::string> worker_args = verify::probe_arguments(req, paths.probe());
+      std::vector<std::string> worker_args = worker::probe_arguments(req, paths.probe());
       argv.insert(argv.end(), worker_args.begin(), worker_args.end());
       spec.argv = std::move(argv);
     }
@@ -237,12 +237,12 @@ Step SampleFlow::launch_probe() {
 Step SampleFlow::probe_ended(const ProcessExit& exit, bool timed_out) {
   const CasePaths& paths = id_.paths;
   if (timed_out) return fail(Verdict::kReferenceError, "the reference probe timed out");
-  auto probe = verify::read_probe(paths.probe());
+  auto probe = worker::read_probe(paths.probe());
   if (!probe) {
     if (exit.kind == ProcessExit::Kind::kSignaled && exit.code == SIGKILL) {
-      verify::ChildExit killed{.signaled = true, .code = SIGKILL};
+      worker::ChildExit killed{.signaled = true, .code = SIGKILL};
       return fail(Verdict::kReferenceError,
-                  verify::memory_reason("the reference probe", killed, config_.sandbox.address_space_mb));
+                  worker::memory_reason("the reference probe", killed, config_.sandbox.address_space_mb));
     }
     return fail(Verdict::kReferenceError,
                 fmt::format("reference probe failed ({}): {}", exit.describe(), probe.error()));
@@ -382,7 +382,7 @@ Step SampleFlow::launch_build(const BuildSlot& slot) {
   req.stage = verify::VerifyStage::kBuild;
   req.device = slot.cores;
   req.config.timeout = config_.build.timeout;
-  if (auto probe = verify::read_probe(paths.probe())) req.init_inputs = probe->init_values;
+  if (auto probe = worker::read_probe(paths.probe())) req.init_inputs = probe->init_values;
   if (config_.build.precompiled_header) {
     req.pch_root = options_.pch_root;
     req.pch_dir = options_.pch_dir;

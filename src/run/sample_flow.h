@@ -71,7 +71,7 @@ struct FlowOptions {
   std::optional<std::filesystem::path> pch_dir;
   // Warm worker parents per device (verifier.warm_workers); null = every
   // verification starts its workers cold. Not owned.
-  verify::WarmPool* warm_pool = nullptr;
+  worker::WarmPool* warm_pool = nullptr;
 };
 
 // Who a sample is.

@@ -61,7 +61,7 @@ class SchedulerTest : public ::testing::Test {
     options_.run_dir = root_ / "run";
     options_.kgym_argv0 = {"kgym"};
     options_.worker_script = root_ / "worker.py";
-    EXPECT_TRUE(verify::write_worker_script(options_.worker_script));  // the probe checks it is intact
+    EXPECT_TRUE(worker::write_worker_script(options_.worker_script));  // the probe checks it is intact
     options_.python = "python3";
   }
 

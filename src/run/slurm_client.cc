@@ -72,7 +72,7 @@ class CommandSlurmClient : public SlurmClient {
   // The command's output (stdout and stderr); an error naming the command
   // when it cannot run, times out or exits non-zero.
   static std::expected<std::string, std::string> run(const std::vector<std::string>& argv) {
-    auto done = verify::run_captured(argv, verify::Clock::now() + kCommandTimeout);
+    auto done = worker::run_captured(argv, worker::Clock::now() + kCommandTimeout);
     if (!done) return std::unexpected(fmt::format("{}: {}", argv[0], done.error()));
     if (done->exit.signaled || done->exit.code != 0) {
       std::string output = done->output;

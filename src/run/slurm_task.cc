@@ -145,7 +145,7 @@ int run_slurm_task(const SlurmTaskOptions& options, Printer& printer) {
   }
   fs::path worker = paths.task_dir() / "kgym_worker.py";
   fs::remove(worker);
-  if (auto ok = verify::write_worker_script(worker); !ok) {
+  if (auto ok = worker::write_worker_script(worker); !ok) {
     printer.error(fmt::format("kgym slurm-task: {}", ok.error()));
     return 1;
   }

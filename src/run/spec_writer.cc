@@ -9,12 +9,12 @@
 namespace kgym::run {
 namespace {
 
-std::string describe(const verify::TensorInfo& t) {
+std::string describe(const worker::TensorInfo& t) {
   if (t.kind == "tensor") return fmt::format("tensor | {} | [{}]", t.dtype, fmt::join(t.shape, ", "));
   return fmt::format("{} | - | {}", t.kind, t.repr);
 }
 
-std::string table(const std::vector<verify::TensorInfo>& items) {
+std::string table(const std::vector<worker::TensorInfo>& items) {
   if (items.empty()) return "(none)\n";
   std::string out = "| # | kind | dtype | shape / value |\n|---|---|---|---|\n";
   for (std::size_t i = 0; i < items.size(); ++i) out += fmt::format("| {} | {} |\n", i, describe(items[i]));
@@ -23,7 +23,7 @@ std::string table(const std::vector<verify::TensorInfo>& items) {
 
 }  // namespace
 
-std::string render_spec(const Case& c, const Config& config, const verify::ProbeResult& probe) {
+std::string render_spec(const Case& c, const Config& config, const worker::ProbeResult& probe) {
   std::string out = fmt::format("# {}\n\n", c.id());
   out += fmt::format(
       "Write `{}` in your work directory. It must define `class ModelNew(torch.nn.Module)`, a faster\n"

@@ -9,7 +9,7 @@
 
 namespace kgym::run {
 
-std::string render_spec(const Case& c, const Config& config, const verify::ProbeResult& probe);
+std::string render_spec(const Case& c, const Config& config, const worker::ProbeResult& probe);
 std::string render_prompt(const Case& c, const Config& config);
 
 }  // namespace kgym::run

@@ -103,7 +103,7 @@ std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<int>&
   util::UniqueFd control(::open(control_path.c_str(), O_RDWR | O_CLOEXEC));
   util::UniqueFd ack(::open(ack_path.c_str(), O_RDWR | O_CLOEXEC));
   if (!control || !ack) return std::unexpected(fmt::format("cannot open perf's control fifos: {}", std::strerror(errno)));
-  ChildSpec spec;
+  worker::ChildSpec spec;
   // -N: no build-id cache under $HOME; the build ids are still recorded.
   // -D -1: events start disabled, and the control fifo turns them on.
   // -g --user-callchains: each sample's user frames, the first of them the
@@ -119,12 +119,12 @@ std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<int>&
   spec.env = util::environment_with({"LC_ALL=C"});
   spec.log_path = log;
   spec.die_with_parent = true;
-  auto child = ChildProcess::spawn(spec);
+  auto child = worker::ChildProcess::spawn(spec);
   if (!child) return std::unexpected("perf record: " + child.error());
   // perf writes its file's header once it has attached to every thread.
-  auto until = Clock::now() + std::chrono::seconds(10);
-  while (Clock::now() < until) {
-    if (auto exit = child->wait_until(Clock::now()); exit) {
+  auto until = worker::Clock::now() + std::chrono::seconds(10);
+  while (worker::Clock::now() < until) {
+    if (auto exit = child->wait_until(worker::Clock::now()); exit) {
       return std::unexpected(fmt::format("perf record ended at once ({}): {}", exit->describe(),
                                          last_lines(read_text(log))));
     }
@@ -141,7 +141,7 @@ std::expected<CpuSampler, std::string> CpuSampler::start(const std::vector<int>&
 
 bool CpuSampler::set_sampling(bool on, bool wait) {
   if (!broken_.empty()) return false;
-  auto began = Clock::now();
+  auto began = worker::Clock::now();
   ++switches_;
   std::string_view command = on ? "enable\n" : "disable\n";
   if (::write(control_.get(), command.data(), command.size()) != static_cast<ssize_t>(command.size())) {
@@ -149,8 +149,8 @@ bool CpuSampler::set_sampling(bool on, bool wait) {
     return false;
   }
   ++unanswered_;
-  bool answered = read_answers(wait ? Clock::now() + std::chrono::seconds(10) : Clock::now());
-  switch_s_ += std::chrono::duration<double>(Clock::now() - began).count();
+  bool answered = read_answers(wait ? worker::Clock::now() + std::chrono::seconds(10) : worker::Clock::now());
+  switch_s_ += std::chrono::duration<double>(worker::Clock::now() - began).count();
   if (wait && !answered) {
     broken_ = "perf did not acknowledge a control command in 10 s";
     return false;
@@ -160,10 +160,10 @@ bool CpuSampler::set_sampling(bool on, bool wait) {
 
 // perf answers each command with "ack\n"; reads what has come, until every
 // command is answered or `until` passed. True when none is unanswered.
-bool CpuSampler::read_answers(Deadline until) {
+bool CpuSampler::read_answers(worker::Deadline until) {
   while (unanswered_ > 0) {
     pollfd p{ack_.get(), POLLIN, 0};
-    int ready = ::poll(&p, 1, poll_timeout_ms(until));
+    int ready = ::poll(&p, 1, worker::poll_timeout_ms(until));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return false;
     char buf[256];
@@ -177,10 +177,10 @@ bool CpuSampler::read_answers(Deadline until) {
   return true;
 }
 
-std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) {
-  auto stop_began = Clock::now();
+std::expected<SampleReading, std::string> CpuSampler::finish(worker::Deadline deadline) {
+  auto stop_began = worker::Clock::now();
   // The last switch (off) is through before perf stops.
-  if (broken_.empty() && !read_answers(std::min(deadline, Clock::now() + std::chrono::seconds(5))))
+  if (broken_.empty() && !read_answers(std::min(deadline, worker::Clock::now() + std::chrono::seconds(5))))
     broken_ = "perf did not acknowledge its last control command in 5 s";
   ::kill(perf_.pid(), SIGINT);
   std::string broken = std::exchange(broken_, "perf was stopped");  // no switching from now on
@@ -197,22 +197,22 @@ std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) 
   bool stopped = exit->signaled ? exit->code == SIGINT : exit->code == 0;
   if (!stopped)
     return std::unexpected(fmt::format("perf record: {}: {}", exit->describe(), last_lines(read_text(log_))));
-  auto stopped_at = Clock::now();
+  auto stopped_at = worker::Clock::now();
   // The first frame of each sample's chain is all that is used; the task
   // events give every process's parent.
-  auto script = run_captured({program_, "script", "-i", data_.string(), "-F", "pid,ip,dso", "--max-stack", "1",
+  auto script = worker::run_captured({program_, "script", "-i", data_.string(), "-F", "pid,ip,dso", "--max-stack", "1",
                               "--show-task-events"},
                              deadline, 256 << 20);
   if (!script) return std::unexpected("perf script: " + script.error());
   if (script->exit.signaled || script->exit.code != 0)
     return std::unexpected(fmt::format("perf script: {}: {}", script->exit.describe(), last_lines(script->output)));
   // The samples per process again, with no object's name in the output.
-  auto pids = run_captured({program_, "script", "-i", data_.string(), "-F", "pid"}, deadline, 64 << 20);
+  auto pids = worker::run_captured({program_, "script", "-i", data_.string(), "-F", "pid"}, deadline, 64 << 20);
   if (!pids) return std::unexpected("perf script: " + pids.error());
   if (pids->exit.signaled || pids->exit.code != 0)
     return std::unexpected(fmt::format("perf script: {}: {}", pids->exit.describe(), last_lines(pids->output)));
-  auto scripted_at = Clock::now();
-  auto ids = run_captured({program_, "buildid-list", "-i", data_.string(), "--with-hits"}, deadline);
+  auto scripted_at = worker::Clock::now();
+  auto ids = worker::run_captured({program_, "buildid-list", "-i", data_.string(), "--with-hits"}, deadline);
   if (!ids) return std::unexpected("perf buildid-list: " + ids.error());
   auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
   PerfScript parsed = parse_perf_script(script->output);
@@ -220,7 +220,7 @@ std::expected<SampleReading, std::string> CpuSampler::finish(Deadline deadline) 
   return SampleReading{std::move(parsed), parse_perf_build_ids(ids->output),
                        fmt::format("perf stopped in {:.2f} s, its script {:.2f} s, its build ids {:.2f} s",
                                    seconds(stop_began, stopped_at), seconds(stopped_at, scripted_at),
-                                   seconds(scripted_at, Clock::now()))};
+                                   seconds(scripted_at, worker::Clock::now()))};
 }
 
 }  // namespace kgym::verify

@@ -55,10 +55,10 @@ class CpuSampler {
   double switch_seconds() const { return switch_s_; }
 
   // Stops perf and reads its samples.
-  std::expected<SampleReading, std::string> finish(Deadline deadline);
+  std::expected<SampleReading, std::string> finish(worker::Deadline deadline);
 
  private:
-  CpuSampler(ChildProcess perf, std::string program, std::filesystem::path data, std::filesystem::path log,
+  CpuSampler(worker::ChildProcess perf, std::string program, std::filesystem::path data, std::filesystem::path log,
              util::UniqueFd control, util::UniqueFd ack)
       : perf_(std::move(perf)),
         program_(std::move(program)),
@@ -66,12 +66,12 @@ class CpuSampler {
         log_(std::move(log)),
         control_(std::move(control)),
         ack_(std::move(ack)) {}
-  ChildProcess perf_;
+  worker::ChildProcess perf_;
   std::string program_;
   std::filesystem::path data_, log_;
   util::UniqueFd control_, ack_;
   std::string broken_;  // why a control command failed
-  bool read_answers(Deadline until);
+  bool read_answers(worker::Deadline until);
   int unanswered_ = 0;  // commands perf has not acknowledged yet
   int switches_ = 0;
   double switch_s_ = 0;

@@ -13,7 +13,7 @@ namespace kgym::verify {
 
 std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
   std::vector<std::string> argv = {req.python, req.worker_script.string()};
-  for (std::string& arg : problem_arguments("lint", req.problem, req.seed, req.threads, req.overrides))
+  for (std::string& arg : worker::problem_arguments("lint", req.problem, req.seed, req.threads, req.overrides))
     argv.push_back(std::move(arg));
   argv.insert(argv.end(), {"--atol", std::to_string(req.tolerance.atol), "--rtol",
                            std::to_string(req.tolerance.rtol), "--out", req.out_json.string()});
@@ -31,12 +31,12 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
   }
   std::error_code ec;
   std::filesystem::remove(req.out_json, ec);
-  auto run = run_captured(argv, Clock::now() + req.timeout);
+  auto run = worker::run_captured(argv, worker::Clock::now() + req.timeout);
   if (!run) return std::unexpected(run.error());
   auto text = util::read_file(req.out_json);
   if (!text) {
-    if (died_of_memory(run->exit, run->output))
-      return std::unexpected(memory_reason("the lint worker", run->exit, req.address_space_mb));
+    if (worker::died_of_memory(run->exit, run->output))
+      return std::unexpected(worker::memory_reason("the lint worker", run->exit, req.address_space_mb));
     // torch 2's CUDA builds map about 3 GB just to import: under a smaller
     // address-space limit the import itself fails, with no word of memory.
     if (req.address_space_mb > 0 && run->output.find("import torch") != std::string::npos &&

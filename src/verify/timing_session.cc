@@ -37,8 +37,8 @@ namespace {
 
 // A time or trace request: the sets' files travel with it, their layouts in
 // "files", the set of each call in "positions".
-Message sets_request(const char* op, const BatchSets& sets) {
-  Message request;
+worker::Message sets_request(const char* op, const BatchSets& sets) {
+  worker::Message request;
   auto files = nlohmann::json::array();
   for (const auto& file : sets.files) {
     files.push_back(file->layouts);
@@ -54,7 +54,7 @@ Message sets_request(const char* op, const BatchSets& sets) {
 
 std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, const std::string& mask, int warmup,
                                           int calls, std::string_view what) {
-  Message request = sets_request("time", sets);
+  worker::Message request = sets_request("time", sets);
   request.payloads = {mask};
   request.header["calls"] = calls;
   request.header["warmup"] = warmup;
@@ -294,7 +294,7 @@ void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>&
 }
 
 TimingOutcome TimingSession::run() {
-  Message bandwidth;
+  worker::Message bandwidth;
   bandwidth.header = {{"op", "bandwidth"}};
   auto measured = exchange_(Role::kReference, bandwidth, "measuring memory bandwidth");
   if (!measured) return {.call_failed = true};

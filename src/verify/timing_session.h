@@ -29,7 +29,7 @@ namespace kgym::verify {
 // Sends one request to a side and returns its successful reply, or nullopt
 // when the call failed (the exchange has then recorded why).
 using Exchange =
-    std::function<std::optional<Message>(Role side, const Message& request, std::string_view what)>;
+    std::function<std::optional<worker::Message>(Role side, const worker::Message& request, std::string_view what)>;
 
 // What the timing needs of the verification: every warm-up, timed, traced
 // and probe call of either side gets an input set of its own, which the

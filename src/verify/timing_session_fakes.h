@@ -30,7 +30,7 @@ inline std::shared_ptr<util::UniqueFd> sealed(std::string_view bytes) {
 
 // The seed of each call's set of a `time` or `trace` request, as the
 // worker that gets it sees it.
-inline std::vector<std::string> sets_of(const Message& request) {
+inline std::vector<std::string> sets_of(const worker::Message& request) {
   std::vector<std::string> names;
   const auto& files = request.header.at("files");
   EXPECT_EQ(files.size(), request.fds.size());
@@ -60,8 +60,8 @@ struct FakeCore {
 inline Exchange scripted_workers(std::shared_ptr<FakeCore> core, double cpu_per_call_ns, double twin_factor = 1,
                           double candidate_twin_factor = 1) {
   return [core, cpu_per_call_ns, twin_factor, candidate_twin_factor](
-             Role side, const Message& request, std::string_view) -> std::optional<Message> {
-    Message reply;
+             Role side, const worker::Message& request, std::string_view) -> std::optional<worker::Message> {
+    worker::Message reply;
     std::string op = request.header.value("op", "");
     if (op == "bandwidth") {
       reply.header = {{"gbs", 10.0}};
@@ -103,7 +103,7 @@ struct ScriptedClock {
 };
 
 inline Exchange on_clock(std::shared_ptr<ScriptedClock> clock, Exchange inner) {
-  return [clock, inner](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+  return [clock, inner](Role side, const worker::Message& request, std::string_view what) -> std::optional<worker::Message> {
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
     double took = reply->header.value("untimed_ns", 0.0);

@@ -23,7 +23,7 @@ using namespace scripted;
 // timed call's work into the batch's first, untimed call.
 Exchange heavy_harness(std::shared_ptr<FakeCore> core, double moved) {
   auto inner = scripted_workers(core, kCallNs);
-  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+  return [=](Role side, const worker::Message& request, std::string_view what) -> std::optional<worker::Message> {
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
     int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
@@ -64,7 +64,7 @@ Exchange probed_candidate(std::shared_ptr<FakeCore> core,
                           }) {
   auto inner = scripted_workers(core, kCallNs);
   auto remembered = std::make_shared<std::set<std::string>>();
-  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+  return [=](Role side, const worker::Message& request, std::string_view what) -> std::optional<worker::Message> {
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
     auto sets = sets_of(request);
@@ -126,7 +126,7 @@ TEST(TimingSession, ProbeBatchesRunInsideTheRoundsShapedLikeTimedOnes) {
     std::size_t files, mask;
   };
   auto requests = std::make_shared<std::vector<Seen>>();
-  Exchange recording = [=](Role side, const Message& request, std::string_view what) {
+  Exchange recording = [=](Role side, const worker::Message& request, std::string_view what) {
     if (side == Role::kCandidate && request.header.value("op", "") == "time")
       requests->push_back(Seen{std::string(what), request.header.value("calls", 0), request.header.value("warmup", 0),
                                request.fds.size(), request.payloads.at(0).size()});
@@ -169,7 +169,7 @@ TEST(TimingSession, ACandidateThatRunsDifferentlyInProbeBatchesIsCaught) {
   // calls are slower than its timed calls, which the reference's are not.
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange two_faced = [=](Role side, const Message& request, std::string_view what) {
+  Exchange two_faced = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && side == Role::kCandidate && what == "probing for memoization") {
       for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * 3;
@@ -189,7 +189,7 @@ TEST(TimingSession, AProbeOfSecondsLongCallsFitsTheBudget) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
   auto probe_calls = std::make_shared<std::vector<int>>();
-  Exchange slow = [=](Role side, const Message& request, std::string_view what) {
+  Exchange slow = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time") {
       for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * 2000;

@@ -58,7 +58,7 @@ Exchange with_time_between_calls(std::shared_ptr<FakeCore> core, double outside_
                                  double candidate_cpu_share) {
   constexpr double kShortCallNs = 20'000;
   auto inner = scripted_workers(core, kShortCallNs);
-  return [=](Role side, const Message& request, std::string_view what) -> std::optional<Message> {
+  return [=](Role side, const worker::Message& request, std::string_view what) -> std::optional<worker::Message> {
     auto reply = inner(side, request, what);
     if (!reply || request.header.value("op", "") != "time") return reply;
     int calls = request.header.value("calls", 1);
@@ -126,7 +126,7 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
   auto drawn = std::make_shared<int>(0), redrawn = std::make_shared<int>(0);
   auto rewarmed = std::make_shared<int>(0);
   auto timed = std::make_shared<int>(0);
-  Exchange recording = [=](Role side, const Message& request, std::string_view what) {
+  Exchange recording = [=](Role side, const worker::Message& request, std::string_view what) {
     std::string op = request.header.value("op", "");
     if (op == "sets") {
       // A seed is new, but in a probe's sets, which hand the candidate sets
@@ -204,7 +204,7 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
 TEST(TimingSession, ATimedCallWithLibraryComputeIsAnOpTraceFinding) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange library_in_timing = [=](Role side, const Message& request, std::string_view what) {
+  Exchange library_in_timing = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate && what == "timing") {
       const std::string& mask = request.payloads.at(0);
@@ -226,7 +226,7 @@ TEST(TimingSession, ANullTraceWhereTheReferenceTracesIsAnOpTraceFinding) {
   // traces in the reference's worker.
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange blind = [=](Role side, const Message& request, std::string_view what) {
+  Exchange blind = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time" && is_candidate(side)) {
       const std::string& mask = request.payloads.at(0);
@@ -247,7 +247,7 @@ TEST(TimingSession, ANullTraceWhereTheReferenceTracesIsAnOpTraceFinding) {
 }
 
 // One float32 output per timed call, `value` for every call, in a sealed file.
-void one_output_each(Message& reply, int calls, float value) {
+void one_output_each(worker::Message& reply, int calls, float value) {
   std::string bytes;
   auto layouts = nlohmann::json::array();
   for (int i = 0; i < calls; ++i) {
@@ -261,7 +261,7 @@ void one_output_each(Message& reply, int calls, float value) {
 TEST(TimingSession, AWrongTimedOutputNamesItsCallAndSet) {
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange wrong = [=](Role side, const Message& request, std::string_view what) {
+  Exchange wrong = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time")
       one_output_each(*reply, request.header.value("calls", 0), is_candidate(side) ? 2.0f : 1.0f);
@@ -278,7 +278,7 @@ TEST(TimingSession, OutputsThatArriveUnsealedAreAnOutputChannelFinding) {
   // The candidate hands its outputs in memory it could still write.
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange unsealed = [=](Role side, const Message& request, std::string_view what) {
+  Exchange unsealed = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time" && side == Role::kCandidate)
       reply->fds = {std::make_shared<util::UniqueFd>(::memfd_create("open", MFD_CLOEXEC))};
@@ -296,7 +296,7 @@ TEST(TimingSession, TheFigureIsTheParentsClockNotTheWorkers) {
   // parent's clock around its batches says otherwise, and is the figure.
   auto core = std::make_shared<FakeCore>();
   auto answer = scripted_workers(core, kCallNs);
-  Exchange boasting = [=](Role side, const Message& request, std::string_view what) {
+  Exchange boasting = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time" && is_candidate(side)) {
       int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
@@ -345,7 +345,7 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   auto answer = scripted_workers(core, kCallNs);
   // The candidate's worker claims its batches took almost no time, while
   // the parent waits 2 ms for each.
-  Exchange slow = [=](Role side, const Message& request, std::string_view what) {
+  Exchange slow = [=](Role side, const worker::Message& request, std::string_view what) {
     auto reply = answer(side, request, what);
     if (reply && request.header.value("op", "") == "time") {
       reply->header["taken_ns"] = 2'000'000.0;

@@ -31,7 +31,7 @@ std::optional<std::vector<std::shared_ptr<const SetFile>>> TimingSession::make_s
     counts.push_back(static_cast<int>(group.size()));
     sets_made_ += group.size();
   }
-  Message request;
+  worker::Message request;
   request.header = {{"op", "sets"}, {"groups", std::move(groups)}};
   auto sent = now_ns();
   auto reply = exchange_(Role::kReference, request, what);

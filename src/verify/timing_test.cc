@@ -38,7 +38,7 @@ def get_init_inputs():
 class TimingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto env = resolve_python(std::nullopt);
+    auto env = worker::resolve_python(std::nullopt);
     if (!env) GTEST_SKIP() << "no Python with torch";
     python_ = env->python;
     std::string pattern = (fs::temp_directory_path() / "kgym-timing-test-XXXXXX").string();

@@ -42,14 +42,14 @@ constexpr int kSignedNormalTrials = 2;
 
 // Seeds the workers take through torch.manual_seed (63 bits).
 std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream);
-double seconds_since(Clock::time_point start);
+double seconds_since(worker::Clock::time_point start);
 // Cores in a cpu device's core list ("0-3,8" -> 5; "all" -> this process's).
 int core_count(const std::string& device);
 
 class Verification {
  public:
   explicit Verification(const VerifyRequest& req)
-      : req_(req), start_(Clock::now()), deadline_(start_ + req.config.timeout), overrides_(req.overrides) {}
+      : req_(req), start_(worker::Clock::now()), deadline_(start_ + req.config.timeout), overrides_(req.overrides) {}
 
   CaseResult run();
 
@@ -78,7 +78,7 @@ class Verification {
   void keep_cached_build(const std::filesystem::path& kept);
   // The candidate's hello and its reply to `import` (compile_s recorded).
   std::expected<void, Failure> receive_import();
-  std::optional<WorkerProcess> fork_warm(Role role, int threads,
+  std::optional<worker::WorkerProcess> fork_warm(Role role, int threads,
                                          const std::vector<std::string>& env_overrides);
   std::vector<std::string> serve_args(Role role, const std::filesystem::path& scratch, int threads) const;
   std::expected<void, Failure> load_and_import(const std::filesystem::path& candidate_file);
@@ -93,7 +93,7 @@ class Verification {
   std::expected<void, Failure> start_twins();
   // The environment every worker gets on top of the parent's.
   std::vector<std::string> worker_env_overrides(int threads) const;
-  WorkerSpec cold_spec(Role role, int threads) const;
+  worker::WorkerSpec cold_spec(Role role, int threads) const;
   // verification_lease.cc: the cgroups of cold workers (made once, before
   // the first cold spawn), the argv that enters the role's group, and the
   // watch over the candidate's CPU time during the timing.
@@ -136,9 +136,9 @@ class Verification {
   std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
                                       std::string_view what);
   std::expected<void, Failure> shape_trial(const std::string& label);
-  std::expected<Message, Failure> reference_trial(std::uint64_t seed, std::string_view distribution,
+  std::expected<worker::Message, Failure> reference_trial(std::uint64_t seed, std::string_view distribution,
                                                   std::string_view what);
-  std::expected<Message, Failure> candidate_trial(const std::string& inputs,
+  std::expected<worker::Message, Failure> candidate_trial(const std::string& inputs,
                                                   const nlohmann::json& reference_facts,
                                                   std::string_view what);
   std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
@@ -150,14 +150,14 @@ class Verification {
 
   // Sends `request` to one side and returns its successful reply; every
   // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
-  std::expected<Message, Failure> call(Role role, const Message& request, std::string_view what,
+  std::expected<worker::Message, Failure> call(Role role, const worker::Message& request, std::string_view what,
                                        bool bounded_by_call_timeout = true);
-  std::expected<Message, Failure> receive(Role role, std::string_view what, Deadline deadline);
-  Failure channel_failure(Role role, const ChannelError& error, std::string_view what, bool overall_deadline);
-  Failure reply_failure(Role role, const Message& reply, std::string_view what);
-  Deadline call_deadline() const { return std::min(deadline_, Clock::now() + req_.config.call_timeout); }
-  WorkerProcess& worker(Role role) { return *slot(role); }
-  std::optional<WorkerProcess>& slot(Role role) {
+  std::expected<worker::Message, Failure> receive(Role role, std::string_view what, worker::Deadline deadline);
+  Failure channel_failure(Role role, const worker::ChannelError& error, std::string_view what, bool overall_deadline);
+  Failure reply_failure(Role role, const worker::Message& reply, std::string_view what);
+  worker::Deadline call_deadline() const { return std::min(deadline_, worker::Clock::now() + req_.config.call_timeout); }
+  worker::WorkerProcess& worker(Role role) { return *slot(role); }
+  std::optional<worker::WorkerProcess>& slot(Role role) {
     switch (role) {
       case Role::kReference: return reference_;
       case Role::kCandidate: return candidate_;
@@ -170,7 +170,7 @@ class Verification {
   void note(const std::string& line);
   // Records how long the worker took to start (timings.worker_start_s) and
   // the cores it runs on (its affinity after pinning to the leased device).
-  void note_hello(Role role, const Message& hello);
+  void note_hello(Role role, const worker::Message& hello);
   void finish_logs();
 
   const VerifyRequest& req_;
@@ -180,17 +180,17 @@ class Verification {
   std::optional<util::CpuCgroup> candidate_group_;
   bool lease_groups_tried_ = false;
   bool reference_can_trace_ = false;  // the reference's hello: this torch traces dispatcher ops
-  Clock::time_point start_;
-  Deadline deadline_;
+  worker::Clock::time_point start_;
+  worker::Deadline deadline_;
   CaseResult result_;
   std::filesystem::path log_path_;
   std::filesystem::path worker_script_;
   std::filesystem::path candidate_copy_;
   std::vector<std::filesystem::path> candidate_files_;  // the copy first, then its sibling sources
-  std::optional<WorkerProcess> reference_;
-  std::optional<WorkerProcess> candidate_;
-  std::optional<WorkerProcess> twin_;
-  std::optional<WorkerProcess> candidate_twin_;
+  std::optional<worker::WorkerProcess> reference_;
+  std::optional<worker::WorkerProcess> candidate_;
+  std::optional<worker::WorkerProcess> twin_;
+  std::optional<worker::WorkerProcess> candidate_twin_;
   std::filesystem::path candidate_import_;  // the file the candidate imported (host path)
   std::filesystem::path state_file_;        // the reference state ModelNew was last built from
   // The request's overrides, and the sizes the reference solved when the
@@ -203,7 +203,7 @@ class Verification {
   int reloads_ = 0;
   bool building_ = false;         // the build stage's worker is starting (no device: cpu)
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
-  CandidateBox box_;              // the cold candidate's box
+  worker::CandidateBox box_;              // the cold candidate's box
   // Host dir -> the candidate's view of it (empty = same paths).
   std::filesystem::path candidate_host_root_;
   std::filesystem::path candidate_inside_root_;

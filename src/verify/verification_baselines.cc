@@ -31,12 +31,12 @@ std::expected<BaselineSpeedup, Failure> Verification::time_against_compiled(Timi
   };
   // Both reference workers compile their model and make its first calls,
   // untimed: what compiling costs is recorded, never counted in a speedup.
-  auto reserve = std::chrono::duration_cast<Clock::duration>(req_.config.timing.budget * 3 + kAfterCompile);
-  Deadline deadline = deadline_ - reserve;
-  if (Clock::now() >= deadline)
+  auto reserve = std::chrono::duration_cast<worker::Clock::duration>(req_.config.timing.budget * 3 + kAfterCompile);
+  worker::Deadline deadline = deadline_ - reserve;
+  if (worker::Clock::now() >= deadline)
     return unavailable(fmt::format("too little of verifier.timeout ({} s) was left to compile the reference",
                                    req_.config.timeout.count()));
-  auto start = Clock::now();
+  auto start = worker::Clock::now();
   std::string what = "compiling the reference with torch.compile";
   auto late = [&] {
     return fmt::format("compiling did not finish in the {:.0f} s the verification had left for it",
@@ -44,16 +44,16 @@ std::expected<BaselineSpeedup, Failure> Verification::time_against_compiled(Timi
   };
   // Both workers compile at once (on a lease of several cores, side by side).
   for (Role role : {Role::kReference, Role::kTwin}) {
-    Message request;
+    worker::Message request;
     request.header = {{"op", "compile"}, {"seed", derive_seed(req_.run_seed, 5000)}};
     if (auto sent = worker(role).send(request, deadline); !sent) {
       auto reason = channel_failure(role, sent.error(), what, false).reason;
-      return unavailable(Clock::now() >= deadline ? late() : reason);
+      return unavailable(worker::Clock::now() >= deadline ? late() : reason);
     }
   }
   for (Role role : {Role::kReference, Role::kTwin}) {
     auto reply = receive(role, what, deadline);
-    if (!reply) return unavailable(Clock::now() >= deadline ? late() : reply.error().reason);
+    if (!reply) return unavailable(worker::Clock::now() >= deadline ? late() : reply.error().reason);
     if (auto why = reply->header.find("unavailable"); why != reply->header.end() && why->is_string())
       return unavailable(why->get<std::string>());
     note(fmt::format("compile baseline: the {} worker compiled in {:.2f} s", role_name(role),

@@ -29,10 +29,10 @@ const fs::path kPchInside = "/tmp/kgym-pch";
 
 // Waits for the lock until `deadline` (another build may be making the
 // header the first time).
-std::expected<util::FileLock, std::string> lock_until(const fs::path& path, Deadline deadline) {
+std::expected<util::FileLock, std::string> lock_until(const fs::path& path, worker::Deadline deadline) {
   for (;;) {
     auto lock = util::FileLock::acquire(path);
-    if (lock || Clock::now() >= deadline) return lock;
+    if (lock || worker::Clock::now() >= deadline) return lock;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
@@ -74,18 +74,18 @@ std::expected<void, Failure> Verification::build_stage() {
     }
   }
   building_ = true;
-  WorkerSpec spec = cold_spec(Role::kCandidate, 1);
+  worker::WorkerSpec spec = cold_spec(Role::kCandidate, 1);
   building_ = false;
   // nvcc builds for the architectures torch names, or, with no device to
   // ask, for the one kgym's CUDA machines have (sm_90) unless the
   // environment chose.
   if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back(std::string(kDefaultCudaArch));
-  auto candidate = WorkerProcess::spawn(spec);
+  auto candidate = worker::WorkerProcess::spawn(spec);
   if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
   candidate_.emplace(std::move(*candidate));
   note(fmt::format("build stage: candidate worker spawned cold, no device{}",
                    pch_inside.is_null() ? "" : ", with the precompiled headers"));
-  Message import;
+  worker::Message import;
   import.header = {{"op", "import"},
                    {"candidate", candidate_view(candidate_copy_).string()},
                    {"builds", {{"mode", "build"}, {"dir", candidate_view(out).string()}, {"pch", pch_inside}}}};
@@ -94,13 +94,13 @@ std::expected<void, Failure> Verification::build_stage() {
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "building", true));
   auto hello = receive(Role::kCandidate, "starting the build", deadline_);
   if (!hello) return std::unexpected(hello.error());
-  auto compile_start = Clock::now();
+  auto compile_start = worker::Clock::now();
   auto imported = receive(Role::kCandidate, "building the candidate", deadline_);
   if (!imported) return std::unexpected(imported.error());
   result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
   note(fmt::format("build stage: candidate imported in {:.2f} s, {} extension(s) built",
                    *result_.timings.compile_s, imported->header.value("extensions", 0)));
-  candidate_->shutdown(Clock::now() + std::chrono::seconds(5));
+  candidate_->shutdown(worker::Clock::now() + std::chrono::seconds(5));
   candidate_.reset();
   // Out of the directory the candidate may write, before anything loads it.
   fs::path kept = req_.scratch_dir / std::string(kPrebuilt);
@@ -131,8 +131,8 @@ bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_
     note("compile caches: not used (the candidate's box could write them: no bubblewrap, kgym's own uid)");
     return false;
   }
-  auto start = Clock::now();
-  BuildInputs inputs{.candidate_dir = req_.scratch_dir / "candidate",
+  auto start = worker::Clock::now();
+  worker::BuildInputs inputs{.candidate_dir = req_.scratch_dir / "candidate",
                      .candidate = candidate_copy_.filename().string(),
                      .python = req_.python,
                      .backend = req_.config.backend,
@@ -140,14 +140,14 @@ bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_
                      .init_inputs = init_inputs.value_or(nullptr),
                      .env = {}};
   if (!std::getenv("TORCH_CUDA_ARCH_LIST")) inputs.env.emplace_back(kDefaultCudaArch);
-  auto key = build_key(inputs, deadline_);
+  auto key = worker::build_key(inputs, deadline_);
   if (!key) {
     note(fmt::format("compile caches: not used ({})", key.error()));
     return false;
   }
   build_key_ = *key;
   fs::path kept = req_.scratch_dir / std::string(kPrebuilt);
-  if (restore_build(build_cache_root(), build_key_, kept)) {
+  if (worker::restore_build(worker::build_cache_root(), build_key_, kept)) {
     prebuilt_dir_ = kept;
     result_.timings.compile_s = seconds_since(start);
     note(fmt::format("build stage: the build of these sources (key {}) taken from the compile cache in "
@@ -155,8 +155,8 @@ bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_
                      build_key_.substr(0, 16), *result_.timings.compile_s));
     return true;
   }
-  auto ccache = keyed_ccache_dir(ccache_cache_root(), build_key_);
-  bool given = ccache && give_box_ccache(box_, *ccache);
+  auto ccache = worker::keyed_ccache_dir(worker::ccache_cache_root(), build_key_);
+  bool given = ccache && worker::give_box_ccache(box_, *ccache);
   note(fmt::format("build stage: key {} not in the compile cache; {}", build_key_.substr(0, 16),
                    given ? "ccache in this key's own directory" : "no ccache (bubblewrap only)"));
   return false;
@@ -164,10 +164,10 @@ bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_
 
 void Verification::keep_cached_build(const fs::path& kept) {
   if (build_key_.empty()) return;
-  if (auto stored = store_build(build_cache_root(), build_key_, kept); !stored)
+  if (auto stored = worker::store_build(worker::build_cache_root(), build_key_, kept); !stored)
     note(fmt::format("build stage: not kept in the compile cache: {}", stored.error()));
   // The build cache holds what the key's ccache would give a later build.
-  remove_ccache_dir(ccache_cache_root(), build_key_);
+  worker::remove_ccache_dir(worker::ccache_cache_root(), build_key_);
 }
 
 std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
@@ -178,7 +178,7 @@ std::expected<void, Failure> Verification::take_prebuilt(const fs::path& into) {
     prebuilt_dir_ = to;
     return {};
   }
-  if (auto copied = copy_build_dir(from, to); !copied)
+  if (auto copied = worker::copy_build_dir(from, to); !copied)
     return std::unexpected(
         Failure{Verdict::kHarnessError, fmt::format("cannot use the build stage's output: {}", copied.error())});
   prebuilt_dir_ = to;
@@ -201,13 +201,13 @@ std::optional<nlohmann::json> Verification::init_inputs_for_builds() {
   if (req_.init_inputs) return req_.init_inputs;
   if (!builds_below_module_level(candidate_files_)) return std::nullopt;
   // The trusted probe (the problem alone, outside the box) says them.
-  ProbeRequest probe{req_.python, req_.problem, req_.overrides, derive_seed(req_.run_seed, 0), 1};
+  worker::ProbeRequest probe{req_.python, req_.problem, req_.overrides, derive_seed(req_.run_seed, 0), 1};
   probe.size = req_.solve_sizes;
   probe.precision = req_.precision;
   fs::path out = req_.scratch_dir / "build_probe.json";
-  auto run = run_captured(probe_command(probe, worker_script_, out), deadline_);
-  std::expected<ProbeResult, std::string> probed = std::unexpected(std::string("the probe did not run"));
-  if (run) probed = read_probe(out);
+  auto run = worker::run_captured(worker::probe_command(probe, worker_script_, out), deadline_);
+  std::expected<worker::ProbeResult, std::string> probed = std::unexpected(std::string("the probe did not run"));
+  if (run) probed = worker::read_probe(out);
   if (!probed || !probed->init_values) {
     note("build stage: no init inputs for ModelNew (the probe gave none); only the import builds");
     return std::nullopt;
@@ -231,14 +231,14 @@ namespace fs = std::filesystem;
 std::expected<PrecompiledHeaders, std::string> precompiled_headers(const std::string& python,
                                                                    const fs::path& worker_script,
                                                                    const fs::path& root, const fs::path& wanted,
-                                                                   Deadline deadline) {
+                                                                   worker::Deadline deadline) {
   if (auto made = util::make_dirs(root); !made) return std::unexpected(made.error());
   auto lock = detail::lock_until(root / "lock", deadline);
   if (!lock) return std::unexpected(lock.error());
   // Trusted: torch's own headers, compiled outside the candidate's box.
   std::vector<std::string> argv{python, worker_script.string(), "pch", "--root", root.string()};
   if (!wanted.empty()) argv.insert(argv.end(), {"--wanted", wanted.string()});
-  auto run = run_captured(argv, deadline);
+  auto run = worker::run_captured(argv, deadline);
   if (!run) return std::unexpected(run.error());
   if (run->exit.signaled || run->exit.code != 0)
     return std::unexpected(fmt::format("{}: {}", run->exit.describe(), run->output));

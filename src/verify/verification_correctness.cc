@@ -32,10 +32,10 @@ Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where
 
 // One reference trial: its reply holds the inputs blob, then one payload
 // per output.
-std::expected<Message, Failure> Verification::reference_trial(std::uint64_t seed,
+std::expected<worker::Message, Failure> Verification::reference_trial(std::uint64_t seed,
                                                               std::string_view distribution,
                                                               std::string_view what) {
-  Message request;
+  worker::Message request;
   request.header = {{"op", "trial"}, {"seed", seed}, {"distribution", std::string(distribution)}};
   auto reply = call(Role::kReference, request, what);
   if (!reply) return std::unexpected(reply.error());
@@ -84,10 +84,10 @@ std::expected<void, Failure> Verification::compare_outputs(int trial, std::span<
 
 // Runs the candidate on `inputs` and returns its reply after the runtime
 // checks; the reply's payloads are its outputs.
-std::expected<Message, Failure> Verification::candidate_trial(const std::string& inputs,
+std::expected<worker::Message, Failure> Verification::candidate_trial(const std::string& inputs,
                                                               const nlohmann::json& reference_facts,
                                                               std::string_view what) {
-  Message request;
+  worker::Message request;
   request.header = {{"op", "trial"}, {"trace", req_.op_trace}};
   request.payloads.push_back(inputs);
   auto reply = call(Role::kCandidate, request, what);
@@ -199,11 +199,11 @@ std::expected<void, Failure> Verification::reload(const std::map<std::string, lo
                                                   std::string_view what) {
   auto state = state_dir_ / fmt::format("state_{}.pt", ++reloads_);
   state_file_ = state;
-  Message load;
+  worker::Message load;
   load.header = load_header(req_.problem, overrides, state);
   auto loaded = call(Role::kReference, load, what, false);
   if (!loaded) return std::unexpected(loaded.error());
-  Message build;
+  worker::Message build;
   build.header = {{"op", "build"}, {"state", candidate_view(state).string()}};
   auto built = call(Role::kCandidate, build, what, false);
   if (!built) return std::unexpected(built.error());
@@ -247,7 +247,7 @@ std::expected<void, Failure> Verification::shape_trial(const std::string& label)
 // case is the problem's fault.
 std::expected<void, Failure> Verification::check_reference_consistency(const std::string& inputs,
                                                                        std::span<const TensorBytes> first) {
-  Message request;
+  worker::Message request;
   request.header = {{"op", "trial"}};
   request.payloads.push_back(inputs);
   auto again = call(Role::kReference, request, "re-running the reference on trial 0's inputs");

@@ -30,7 +30,7 @@ std::vector<pid_t> Verification::side_pids(bool candidate) {
 
 Verification::OutsideSampling Verification::start_outside_sampling() {
   OutsideSampling sampling;
-  auto began = Clock::now();
+  auto began = worker::Clock::now();
   auto reference = side_pids(false), candidate = side_pids(true);
   if (reference.empty() || candidate.empty()) {
     sampling.missing = "the workers' host processes could not be found";
@@ -57,7 +57,7 @@ Verification::OutsideSampling Verification::start_outside_sampling() {
     note("outside profile: not sampled: " + sampling.missing);
   } else {
     note(fmt::format("outside profile: perf attached to the leased cores in {:.2f} s",
-                     std::chrono::duration<double>(Clock::now() - began).count()));
+                     std::chrono::duration<double>(worker::Clock::now() - began).count()));
   }
   return sampling;
 }
@@ -73,7 +73,7 @@ std::optional<CheatFinding> Verification::finish_outside_sampling(OutsideSamplin
   if (!sampling.sampler) return record_missing(sampling.missing);
   note(fmt::format("outside profile: sampling switched {} times, {:.3f} s of the parent's time",
                    sampling.sampler->switches(), sampling.sampler->switch_seconds()));
-  auto began = Clock::now();
+  auto began = worker::Clock::now();
   auto reading = sampling.sampler->finish(began + std::chrono::seconds(60));
   if (!reading) return record_missing(reading.error());
   note("outside profile: " + reading->costs);
@@ -105,7 +105,7 @@ std::optional<CheatFinding> Verification::finish_outside_sampling(OutsideSamplin
   SideProfile candidate = classify_samples(candidate_samples, build_ids, known, candidate_calls);
   note(fmt::format("outside profile: read in {:.2f} s; reference {} samples over {} calls, {:.0f}% in library code; "
                    "candidate {} samples over {} calls, {:.0f}% in library or foreign code{}",
-                   std::chrono::duration<double>(Clock::now() - began).count(),
+                   std::chrono::duration<double>(worker::Clock::now() - began).count(),
                    reference.samples, reference.calls, 100 * reference.library_share(), candidate.samples,
                    candidate.calls, 100 * candidate.library_share(),
                    known.judge_foreign ? "" : " (its builds unknown: foreign code not told apart)"));

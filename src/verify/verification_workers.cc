@@ -53,27 +53,27 @@ std::vector<std::string> Verification::serve_args(Role role, const fs::path& scr
       "--compile-cache", req_.config.compile_cache ? "on" : "off"};
 }
 
-std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
+std::optional<worker::WorkerProcess> Verification::fork_warm(Role role, int threads,
                                                      const std::vector<std::string>& env_overrides) {
-  const WarmEndpoints& warm = *req_.warm;
+  const worker::WarmEndpoints& warm = *req_.warm;
   auto log = req_.scratch_dir / fmt::format("{}.log", role_name(role));
-  Deadline deadline = std::min(deadline_, Clock::now() + kWarmForkWait);
-  ForkRequest request;
+  worker::Deadline deadline = std::min(deadline_, worker::Clock::now() + kWarmForkWait);
+  worker::ForkRequest request;
   if (!is_candidate(role)) {
     auto dir = req_.scratch_dir / std::string(role_name(role));
     request = {serve_args(role, dir, threads), env_overrides, dir};
-    auto worker = WorkerProcess::fork_warm(warm.reference_socket, request, log, deadline);
+    auto worker = worker::WorkerProcess::fork_warm(warm.reference_socket, request, log, deadline);
     if (worker) return std::move(*worker);
     note(fmt::format("warm {} worker unavailable ({}); starting it cold", role_name(role), worker.error()));
     return std::nullopt;
   }
-  auto uid = candidate_uid(req_.sandbox, resolved_mode(req_.sandbox.mode));
+  auto uid = worker::candidate_uid(req_.sandbox, resolved_mode(req_.sandbox.mode));
   if (role == Role::kCandidateTwin) {
     // In the candidate's directory, which holds its sources and the state.
     std::vector<std::string> env = env_overrides;
     if (uid) env.push_back("HOME=" + candidate_inside_root_.string());
     request = {serve_args(role, candidate_inside_root_, threads), env, candidate_inside_root_};
-    auto worker = WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
+    auto worker = worker::WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
     if (worker) return std::move(*worker);
     note(fmt::format("warm candidate twin unavailable ({})", worker.error()));
     return std::nullopt;
@@ -97,7 +97,7 @@ std::optional<WorkerProcess> Verification::fork_warm(Role role, int threads,
   std::vector<std::string> env = env_overrides;
   if (uid) env.push_back("HOME=" + inside.string());
   request = {serve_args(role, inside, threads), env, inside};
-  auto worker = WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
+  auto worker = worker::WorkerProcess::fork_warm(warm.candidate_socket, request, log, deadline);
   if (!worker) {
     note(fmt::format("warm candidate worker unavailable ({}); starting it cold", worker.error()));
     return std::nullopt;
@@ -115,7 +115,7 @@ int Verification::worker_threads() const {
 
 std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   std::string thread_count = std::to_string(threads);
-  std::vector<std::string> env_overrides = worker_base_env();
+  std::vector<std::string> env_overrides = worker::worker_base_env();
   for (const char* name : {"OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS="})
     env_overrides.push_back(name + thread_count);
   // A host interpreter is switched on before anything is imported
@@ -131,7 +131,7 @@ std::vector<std::string> Verification::worker_env_overrides(int threads) const {
   return env_overrides;
 }
 
-WorkerSpec Verification::cold_spec(Role role, int threads) const {
+worker::WorkerSpec Verification::cold_spec(Role role, int threads) const {
   auto env_overrides = worker_env_overrides(threads);
   // A candidate twin shares the candidate's directory.
   auto dir = req_.scratch_dir / std::string(role_name(is_candidate(role) ? Role::kCandidate : role));
@@ -140,7 +140,7 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
                                 (boxed ? candidate_view(worker_script_) : worker_script_).string()};
   auto args = serve_args(role, boxed ? candidate_view(dir) : dir, threads);
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> worker_env = environment_with(env_overrides);
+  std::vector<std::string> worker_env = util::environment_with(env_overrides);
   // A bundle's problem is untrusted code: its reference runs boxed like a
   // candidate (uid 65534, no capabilities, seccomp, no network; under
   // bubblewrap it sees the scratch dir and the problem read-only and writes
@@ -163,15 +163,15 @@ WorkerSpec Verification::cold_spec(Role role, int threads) const {
     argv = util::sandboxed_argv(policy, argv);
     std::vector<std::string> boxed_env = env_overrides;
     boxed_env.push_back("HOME=" + dir.string());
-    worker_env = environment_with(boxed_env);
+    worker_env = util::environment_with(boxed_env);
   }
   if (boxed) {
     std::vector<std::string> boxed_env = env_overrides;
     boxed_env.insert(boxed_env.end(), box_.env.begin(), box_.env.end());
-    worker_env = environment_with(boxed_env);
+    worker_env = util::environment_with(boxed_env);
     argv = util::sandboxed_argv(box_.policy, argv);
   }
-  return WorkerSpec{
+  return worker::WorkerSpec{
       .argv = entering_lease(role, std::move(argv)),
       .env = worker_env,
       .cwd = dir,
@@ -195,12 +195,12 @@ std::expected<void, Failure> Verification::start_workers() {
   if (!reference_ || !candidate_) ensure_lease_groups();
   // Both start now so their Python/torch startup overlaps.
   if (!reference_) {
-    auto reference = WorkerProcess::spawn(cold_spec(Role::kReference, threads));
+    auto reference = worker::WorkerProcess::spawn(cold_spec(Role::kReference, threads));
     if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
     reference_.emplace(std::move(*reference));
   }
   if (!candidate_) {
-    auto candidate = WorkerProcess::spawn(cold_spec(Role::kCandidate, threads));
+    auto candidate = worker::WorkerProcess::spawn(cold_spec(Role::kCandidate, threads));
     if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
     candidate_.emplace(std::move(*candidate));
   }
@@ -227,7 +227,7 @@ std::expected<void, Failure> Verification::start_workers() {
 }
 
 std::expected<void, Failure> Verification::make_box() {
-  auto made = make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir);
+  auto made = worker::make_candidate_box(req_.sandbox, req_.sandbox_hidden, req_.scratch_dir);
   if (!made) return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
   box_ = std::move(*made);
   candidate_boxed_ = box_.policy.mode != util::SandboxMode::kNone;
@@ -243,7 +243,7 @@ std::expected<void, Failure> Verification::receive_import() {
   auto hello = receive(Role::kCandidate, "startup", deadline_);
   if (!hello) return std::unexpected(hello.error());
   note_hello(Role::kCandidate, *hello);
-  auto import_start = Clock::now();
+  auto import_start = worker::Clock::now();
   auto imported = receive(Role::kCandidate, "importing the candidate", deadline_);
   if (!imported) return std::unexpected(imported.error());
   double import_s = imported->header.value("import_s", seconds_since(import_start));
@@ -266,9 +266,9 @@ nlohmann::json Verification::load_header(const fs::path& problem,
 std::expected<void, Failure> Verification::load_and_import(const fs::path& candidate_file) {
   auto state = state_dir_ / "state.pt";
   state_file_ = state;
-  Message load;
+  worker::Message load;
   load.header = load_header(req_.problem, overrides_, state);
-  Message import;
+  worker::Message import;
   import.header = import_header(candidate_file);
   if (req_.candidate_is_reference) {
     import.header = load_header(candidate_file, overrides_, req_.scratch_dir / "candidate" / "state.pt");
@@ -290,7 +290,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   auto hello_ref = receive(Role::kReference, "startup", deadline_);
   if (!hello_ref) return std::unexpected(hello_ref.error());
   note_hello(Role::kReference, *hello_ref);
-  auto load_start = Clock::now();
+  auto load_start = worker::Clock::now();
   auto loaded = receive(Role::kReference, "loading the problem", deadline_);
   if (!loaded) return std::unexpected(loaded.error());
   result_.timings.load_s = loaded->header.value("load_s", seconds_since(load_start));
@@ -312,7 +312,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   if (auto imported = receive_import(); !imported) return imported;
 
   if (req_.candidate_is_reference) return {};  // built by its own load
-  Message build;
+  worker::Message build;
   build.header = {{"op", "build"}, {"state", candidate_view(state).string()}};
   auto built = call(Role::kCandidate, build, "building ModelNew", false);
   if (!built) return std::unexpected(built.error());
@@ -338,15 +338,15 @@ std::expected<void, Failure> Verification::start_twins() {
   for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
     if (slot(role)) continue;
     ensure_lease_groups();
-    auto spawned = WorkerProcess::spawn(cold_spec(role, threads));
+    auto spawned = worker::WorkerProcess::spawn(cold_spec(role, threads));
     if (!spawned) return std::unexpected(Failure{Verdict::kHarnessError, spawned.error()});
     slot(role).emplace(std::move(*spawned));
   }
   // The reference's own load (seed, overrides), so the twin holds the same
   // model and weights; its state goes to its own dir.
-  Message load;
+  worker::Message load;
   load.header = load_header(req_.problem, overrides_, twin_dir / "state.pt");
-  Message import;
+  worker::Message import;
   import.header = import_header(candidate_import_);
   if (req_.candidate_is_reference) {
     import.header = load.header;
@@ -366,7 +366,7 @@ std::expected<void, Failure> Verification::start_twins() {
     if (!ready) return std::unexpected(ready.error());
   }
   if (!req_.candidate_is_reference) {
-    Message build;
+    worker::Message build;
     build.header = {{"op", "build"}, {"state", candidate_view(state_file_).string()}};
     auto built = call(Role::kCandidateTwin, build, "building the candidate twin's ModelNew", false);
     if (!built) return std::unexpected(built.error());

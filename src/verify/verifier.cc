@@ -60,18 +60,18 @@ int core_count(const std::string& device) {
   return std::max(1, count);
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+double seconds_since(worker::Clock::time_point start) {
+  return std::chrono::duration<double>(worker::Clock::now() - start).count();
 }
 
 void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
 }
 
-void Verification::note_hello(Role role, const Message& hello) {
-  const WorkerProcess& w = worker(role);
+void Verification::note_hello(Role role, const worker::Message& hello) {
+  const worker::WorkerProcess& w = worker(role);
   bool twin = role == Role::kTwin || role == Role::kCandidateTwin;
-  if (auto startup = worker_startup(hello.header, w.requested()); startup && twin) {
+  if (auto startup = worker::worker_startup(hello.header, w.requested()); startup && twin) {
     note(fmt::format("{} worker ready {:.3f} s after it was asked for", role_name(role), startup->total_s()));
   } else if (startup) {
     note(fmt::format("{} worker ready {:.3f} s after it was asked for ({}: {:.3f} s, then {:.3f} s to ready)",
@@ -111,7 +111,7 @@ std::expected<void, Failure> Verification::prepare() {
   }
   log_path_ = req_.scratch_dir / CasePaths::kVerifyLog;
   worker_script_ = req_.scratch_dir / "kgym_worker.py";
-  if (auto written = write_worker_script(worker_script_); !written) {
+  if (auto written = worker::write_worker_script(worker_script_); !written) {
     return std::unexpected(Failure{Verdict::kHarnessError, written.error()});
   }
   if (!std::filesystem::is_regular_file(req_.problem)) {
@@ -147,7 +147,7 @@ std::expected<void, Failure> Verification::prepare() {
   return {};
 }
 
-std::expected<Message, Failure> Verification::receive(Role role, std::string_view what, Deadline deadline) {
+std::expected<worker::Message, Failure> Verification::receive(Role role, std::string_view what, worker::Deadline deadline) {
   auto reply = worker(role).receive(deadline);
   if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
   if (!reply->header.value("ok", false)) {
@@ -158,21 +158,21 @@ std::expected<Message, Failure> Verification::receive(Role role, std::string_vie
   return std::move(*reply);
 }
 
-std::expected<Message, Failure> Verification::call(Role role, const Message& request, std::string_view what,
+std::expected<worker::Message, Failure> Verification::call(Role role, const worker::Message& request, std::string_view what,
                                                    bool bounded_by_call_timeout) {
-  Deadline deadline = bounded_by_call_timeout ? call_deadline() : deadline_;
+  worker::Deadline deadline = bounded_by_call_timeout ? call_deadline() : deadline_;
   if (auto sent = worker(role).send(request, deadline); !sent) {
     return std::unexpected(channel_failure(role, sent.error(), what, deadline >= deadline_));
   }
   return receive(role, what, deadline);
 }
 
-Failure Verification::channel_failure(Role role, const ChannelError& error, std::string_view what,
+Failure Verification::channel_failure(Role role, const worker::ChannelError& error, std::string_view what,
                                       bool overall_deadline) {
   auto side = role_name(role);
   note(fmt::format("{} channel failure while {}: {}", side, what, error.message));
   switch (error.kind) {
-    case ChannelError::Kind::kTimeout: {
+    case worker::ChannelError::Kind::kTimeout: {
       worker(role).kill();
       if (overall_deadline) {
         return {Verdict::kTimeout, fmt::format("verification exceeded verifier.timeout ({} s) while {} ({})",
@@ -182,9 +182,9 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
                                        req_.config.call_timeout.count(), what);
       return {is_candidate(role) ? Verdict::kTimeout : Verdict::kReferenceError, reason};
     }
-    case ChannelError::Kind::kExited: {
+    case worker::ChannelError::Kind::kExited: {
       // bwrap and unshare report a child killed by signal N as exit 128+N.
-      std::optional<ChildExit> exit = error.exit;
+      std::optional<worker::ChildExit> exit = error.exit;
       if (is_candidate(role) && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
           exit->code < 128 + 65) {
         exit->signaled = true;
@@ -196,7 +196,7 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
         std::string sizes = result_.problem ? "The problem ran at " + describe_sizes(*result_.problem) : "";
         std::string reason =
             fmt::format("{} while {}",
-                        memory_reason(fmt::format("the {} worker", side), *exit,
+                        worker::memory_reason(fmt::format("the {} worker", side), *exit,
                                       is_candidate(role) ? req_.sandbox.address_space_mb : 0, sizes),
                         what);
         return {is_candidate(role) ? Verdict::kCrash : Verdict::kReferenceError, reason};
@@ -217,15 +217,15 @@ Failure Verification::channel_failure(Role role, const ChannelError& error, std:
       }
       return {Verdict::kRuntimeError, fmt::format("candidate worker exited ({}) while {}", how, what)};
     }
-    case ChannelError::Kind::kProtocol:
-    case ChannelError::Kind::kIo:
+    case worker::ChannelError::Kind::kProtocol:
+    case worker::ChannelError::Kind::kIo:
       return {Verdict::kHarnessError,
               fmt::format("{} worker protocol error while {}: {}", side, what, error.message)};
   }
   return {Verdict::kHarnessError, error.message};
 }
 
-Failure Verification::reply_failure(Role role, const Message& reply, std::string_view what) {
+Failure Verification::reply_failure(Role role, const worker::Message& reply, std::string_view what) {
   std::string kind = reply.header.value("error_kind", "");
   std::string error = reply.header.value("error", "unknown error");
   note(fmt::format("{} failed while {} ({}): {}\n{}", role_name(role), what, kind, error,
@@ -296,8 +296,8 @@ std::expected<void, Failure> Verification::measure_performance() {
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  Exchange exchange = [&](Role role, const Message& request,
-                          std::string_view what) -> std::optional<Message> {
+  Exchange exchange = [&](Role role, const worker::Message& request,
+                          std::string_view what) -> std::optional<worker::Message> {
     if (lease) {
       if (what == "warming up") lease->skip_idle();
       if (auto finding = lease->before_request(is_candidate(role), lease_now())) {
@@ -419,13 +419,13 @@ CaseResult Verification::run() {
   }
   if (outcome && !built_only) outcome = start_workers();
   if (outcome && !built_only) {
-    auto trials_start = Clock::now();
+    auto trials_start = worker::Clock::now();
     outcome = check_correctness();
     if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
     result_.timings.trials_s = seconds_since(trials_start);
   }
   if (outcome && timed && !built_only) {
-    auto timing_start = Clock::now();
+    auto timing_start = worker::Clock::now();
     outcome = measure_performance();
     result_.timings.timing_s = seconds_since(timing_start);
   }
@@ -452,7 +452,7 @@ CaseResult Verification::run() {
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
   for (auto* side : {&reference_, &candidate_, &twin_, &candidate_twin_}) {
-    if (*side) (*side)->shutdown(Clock::now() + std::chrono::seconds(5));
+    if (*side) (*side)->shutdown(worker::Clock::now() + std::chrono::seconds(5));
   }
   if (!log_path_.empty()) finish_logs();
   if (!warm_dir_.empty()) {

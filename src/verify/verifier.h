@@ -105,7 +105,7 @@ struct VerifyRequest {
   std::optional<std::filesystem::path> pch_dir;
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
-  std::optional<WarmEndpoints> warm;
+  std::optional<worker::WarmEndpoints> warm;
 };
 
 // JSON form of the request (the scheduler writes it for `kgym verify

@@ -61,7 +61,7 @@ class ModelNew(nn.Module):
 class VerifierTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto env = resolve_python(std::nullopt);
+    auto env = worker::resolve_python(std::nullopt);
     if (env) python_ = new std::string(env->python);
   }
 
@@ -258,12 +258,12 @@ TEST_F(VerifierTest, HangingForwardTimesOut) {
 }
 
 TEST_F(VerifierTest, ProbeReportsShapesAfterOverrides) {
-  ASSERT_TRUE(write_worker_script(dir_ / "kgym_worker.py"));
-  ProbeRequest req{.python = *python_, .problem = dir_ / "problem.py", .overrides = {{"batch_size", 5}}};
-  auto run = run_captured(probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
-                          Clock::now() + std::chrono::seconds(120));
+  ASSERT_TRUE(worker::write_worker_script(dir_ / "kgym_worker.py"));
+  worker::ProbeRequest req{.python = *python_, .problem = dir_ / "problem.py", .overrides = {{"batch_size", 5}}};
+  auto run = worker::run_captured(worker::probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
+                          worker::Clock::now() + std::chrono::seconds(120));
   ASSERT_TRUE(run) << run.error();
-  auto probe = read_probe(dir_ / "probe.json");
+  auto probe = worker::read_probe(dir_ / "probe.json");
   ASSERT_TRUE(probe) << probe.error() << run->output;
   ASSERT_EQ(probe->inputs.size(), 1u);
   EXPECT_EQ(probe->inputs[0].shape, (std::vector<long long>{5, 7}));
@@ -274,10 +274,10 @@ TEST_F(VerifierTest, ProbeReportsShapesAfterOverrides) {
   // One set of overrides serves a whole dataset: a name this problem does
   // not assign is skipped, and the worker log says so.
   req.overrides = {{"no_such_constant", 1}};
-  auto skipped = run_captured(probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
-                              Clock::now() + std::chrono::seconds(120));
+  auto skipped = worker::run_captured(worker::probe_command(req, dir_ / "kgym_worker.py", dir_ / "probe.json"),
+                              worker::Clock::now() + std::chrono::seconds(120));
   ASSERT_TRUE(skipped) << skipped.error();
-  auto unchanged = read_probe(dir_ / "probe.json");
+  auto unchanged = worker::read_probe(dir_ / "probe.json");
   ASSERT_TRUE(unchanged) << unchanged.error();
   EXPECT_EQ(unchanged->constants.count("no_such_constant"), 0u);
   EXPECT_NE(skipped->output.find("no_such_constant"), std::string::npos) << skipped->output;

@@ -31,7 +31,7 @@ void sandbox_from(const json& j, VerifyRequest& r) {
   for (const auto& dir : j.value("hidden", std::vector<std::string>{})) r.sandbox_hidden.emplace_back(dir);
 }
 
-json warm_json(const WarmEndpoints& w) {
+json warm_json(const worker::WarmEndpoints& w) {
   return {{"reference_socket", w.reference_socket.string()},
           {"candidate_socket", w.candidate_socket.string()},
           {"scratch_root", w.scratch_root.string()},
@@ -44,7 +44,7 @@ json warm_json(const WarmEndpoints& w) {
           {"reference_zygote_pid", w.reference_zygote_pid}};
 }
 
-WarmEndpoints warm_from(const json& j) {
+worker::WarmEndpoints warm_from(const json& j) {
   return {.reference_socket = j.at("reference_socket").get<std::string>(),
           .candidate_socket = j.at("candidate_socket").get<std::string>(),
           .scratch_root = j.at("scratch_root").get<std::string>(),

@@ -10,7 +10,7 @@
 #include "util/fs.h"
 #include "worker/compile_cache.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -190,4 +190,4 @@ bool give_box_ccache(CandidateBox& box, const fs::path& dir) {
   return true;
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -15,7 +15,7 @@
 #include "core/config.h"
 #include "util/sandbox.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct CandidateBox {
   util::SandboxPolicy policy;
@@ -68,4 +68,4 @@ std::expected<CandidateBox, std::string> make_warm_candidate_box(
     const SandboxConfig& config, util::SandboxMode mode, const std::vector<std::filesystem::path>& hidden,
     const std::filesystem::path& scratch_root, const std::filesystem::path& worker_dir);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

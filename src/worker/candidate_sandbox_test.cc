@@ -9,7 +9,7 @@
 
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -118,4 +118,4 @@ TEST(CandidateBox, ABuildGetsItsKeysOwnCcacheWithNoConfigFileOnlyUnderBwrap) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

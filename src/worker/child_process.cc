@@ -16,7 +16,7 @@
 
 #include "util/unique_fd.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 constexpr auto kPollStep = std::chrono::milliseconds(5);
@@ -183,4 +183,4 @@ std::expected<CapturedRun, std::string> run_captured(const std::vector<std::stri
   return result;
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

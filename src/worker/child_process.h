@@ -17,7 +17,7 @@
 
 #include "util/spawn.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
@@ -93,4 +93,4 @@ struct CapturedRun {
 std::expected<CapturedRun, std::string> run_captured(const std::vector<std::string>& argv, Deadline deadline,
                                                      std::size_t max_bytes = 1 << 20);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 TEST(MemoryDeath, SigkillOrAnAllocationFailureSpeakOfMemory) {
@@ -30,4 +30,4 @@ TEST(MemoryDeath, TheReasonNamesTheLimitThePeakAndTheFix) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

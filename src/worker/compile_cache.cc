@@ -16,7 +16,7 @@
 #include "worker/child_process.h"
 #include "worker/worker_script.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -285,4 +285,4 @@ std::vector<std::string> ccache_env(const std::optional<fs::path>& dir) {
   return env;
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

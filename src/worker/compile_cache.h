@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 // What a build runs, as trusted code knows it before the box starts.
 struct BuildInputs {
@@ -88,4 +88,4 @@ void remove_ccache_dir(const std::filesystem::path& root, const std::string& key
 // before the compiler by itself when it is on PATH).
 std::vector<std::string> ccache_env(const std::optional<std::filesystem::path>& dir);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -10,7 +10,7 @@
 #include "util/fs.h"
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -151,4 +151,4 @@ TEST(CcacheDirs, TheEnvironmentReadsNoConfigFileAndIsOffWithoutADirectory) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -8,7 +8,7 @@
 #include "util/fs.h"
 #include "worker/worker_script.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 TensorInfo tensor_info_from(const nlohmann::json& j) {
@@ -118,4 +118,4 @@ std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& 
   }
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

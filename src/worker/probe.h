@@ -14,7 +14,7 @@
 #include "core/config.h"
 #include "core/result.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct TensorInfo {
   std::string kind;   // "tensor" | "int" | "float" | "bool" | "other"
@@ -80,4 +80,4 @@ std::expected<void, std::string> check_worker_script(const std::filesystem::path
 // (e.g. "problem defines no class Model").
 std::expected<ProbeResult, std::string> read_probe(const std::filesystem::path& out_json);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 std::string encode_message(const Message& message) {
   nlohmann::json header = message.header;
@@ -73,4 +73,4 @@ std::expected<std::optional<Message>, std::string> MessageDecoder::next() {
   return complete;
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -15,7 +15,7 @@
 
 #include "util/unique_fd.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct Message {
   nlohmann::json header = nlohmann::json::object();
@@ -53,4 +53,4 @@ class MessageDecoder {
   std::vector<std::size_t> pending_sizes_;
 };
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

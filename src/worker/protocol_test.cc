@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 Message sample() {
@@ -66,4 +66,4 @@ TEST(Protocol, RejectsMalformedHeaders) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

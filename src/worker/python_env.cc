@@ -7,7 +7,7 @@
 #include "core/backend.h"
 #include "worker/child_process.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 std::vector<std::string> worker_base_env() {
   return {"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "OMP_WAIT_POLICY=PASSIVE"};
@@ -159,4 +159,4 @@ std::expected<PythonEnv, std::string> resolve_python(const std::optional<std::st
                   fmt::join(failures, ", ")));
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

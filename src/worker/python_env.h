@@ -9,7 +9,7 @@
 #include "core/backend.h"
 #include "core/config.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 // The environment ("NAME=VALUE") every worker interpreter starts with, warm
 // parents included (a zygote's forks keep what it loaded with): no bytecode
@@ -52,4 +52,4 @@ std::expected<ResolvedExecution, std::string> resolve_execution(
     const std::string& python, const VerifierConfig& verifier,
     std::chrono::seconds timeout = std::chrono::seconds(120));
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

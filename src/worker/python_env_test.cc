@@ -9,7 +9,7 @@
 
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 class ResolveExecution : public ::testing::Test {
@@ -72,4 +72,4 @@ TEST_F(ResolveExecution, AutoOnCpuIsTheDevice) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

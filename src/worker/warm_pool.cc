@@ -11,7 +11,7 @@
 #include "worker/probe.h"
 #include "worker/python_env.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -132,4 +132,4 @@ std::expected<fs::path, std::string> WarmPool::reference_socket(std::size_t devi
   return devices_.at(device).reference->socket_path();
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

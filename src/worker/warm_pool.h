@@ -23,7 +23,7 @@
 #include "util/temp_dir.h"
 #include "worker/zygote.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 // warm_workers "on", or "auto" on the cpu backend (the CUDA and NPU
 // runtimes cannot be used in a forked child).
@@ -78,4 +78,4 @@ class WarmPool {
   std::map<std::size_t, Device> devices_;
 };
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

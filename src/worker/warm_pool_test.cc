@@ -7,7 +7,7 @@
 
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -98,4 +98,4 @@ TEST(WarmPool, EachDeviceHasItsOwnParentsAndADeadOneIsReplaced) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

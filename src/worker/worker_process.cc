@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 constexpr int kRequestFd = 3;
@@ -255,4 +255,4 @@ std::optional<ChildExit> WorkerProcess::shutdown(Deadline deadline) {
   return std::visit([](const auto& child) { return child.exit(); }, child_);
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -18,7 +18,7 @@
 #include "worker/protocol.h"
 #include "worker/zygote.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct WorkerSpec {
   std::vector<std::string> argv;  // the interpreter, the script, "serve", ...
@@ -93,4 +93,4 @@ class WorkerProcess {
   Clock::time_point requested_;
 };
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -12,7 +12,7 @@
 
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 using namespace std::chrono_literals;
@@ -127,4 +127,4 @@ TEST_F(LostWorker, AWorkerGoneBeforeTheRequestIsAnExit) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

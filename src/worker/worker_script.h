@@ -4,7 +4,7 @@
 #include <span>
 #include <string_view>
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct WorkerFile {
   std::string_view name;  // file name, e.g. "kgym_worker.py"
@@ -15,4 +15,4 @@ struct WorkerFile {
 // it imports from its own directory.
 std::span<const WorkerFile> worker_files();
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 // Stamps taken on two sides of a process boundary may disagree by the
@@ -31,4 +31,4 @@ std::optional<WorkerStartup> worker_startup(const nlohmann::json& hello, Clock::
   return WorkerStartup{.launch_s = seconds(std::max(0LL, began - asked)), .init_s = seconds(done - began)};
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -12,7 +12,7 @@
 
 #include "worker/child_process.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 struct WorkerStartup {
   double launch_s = 0;  // asked for -> the worker process began (spawn + interpreter, or fork)
@@ -27,4 +27,4 @@ std::optional<WorkerStartup> worker_startup(const nlohmann::json& hello, Clock::
 // `t` as CLOCK_MONOTONIC nanoseconds, the unit of the hello's stamps.
 long long monotonic_ns(Clock::time_point t);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 using namespace std::chrono_literals;
@@ -37,4 +37,4 @@ TEST(WorkerStartup, ClockGranularityIsNotAnError) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker

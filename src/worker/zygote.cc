@@ -15,7 +15,7 @@
 
 #include "util/json_text.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -224,4 +224,4 @@ std::expected<int, std::string> run_forked(const fs::path& socket_path, const Fo
   return exit->signaled ? 128 + exit->code : exit->code;
 }
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

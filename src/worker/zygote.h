@@ -22,7 +22,7 @@
 #include "util/unique_fd.h"
 #include "worker/child_process.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 
 // Where a verification finds its device's zygotes (part of verify/verifier.h's VerifyRequest).
 struct WarmEndpoints {
@@ -129,4 +129,4 @@ class ZygoteChild {
 std::expected<int, std::string> run_forked(const std::filesystem::path& socket_path,
                                            const ForkRequest& request, Deadline fork_deadline);
 
-}  // namespace kgym::verify
+}  // namespace kgym::worker

@@ -15,7 +15,7 @@
 
 #include "util/temp_dir.h"
 
-namespace kgym::verify {
+namespace kgym::worker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -219,4 +219,4 @@ TEST(ZygoteChild, RefusalsAndSilenceAreErrorsNotHangs) {
 }
 
 }  // namespace
-}  // namespace kgym::verify
+}  // namespace kgym::worker
