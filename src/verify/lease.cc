@@ -74,14 +74,6 @@ void LeaseWatch::add_idle(const Deltas& deltas) {
   ++figures_.idle_readings;
 }
 
-std::optional<double> LeaseWatch::sides_cpu_ns() const {
-  if (!read_ || !read_reference_) return std::nullopt;
-  auto candidate = read_();
-  auto reference = read_reference_();
-  if (!candidate || !reference) return std::nullopt;
-  return *candidate + *reference;
-}
-
 std::optional<CheatFinding> LeaseWatch::before_request(bool candidate, double now_ns) {
   if (!candidate) return std::nullopt;
   Deltas deltas;

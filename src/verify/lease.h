@@ -88,11 +88,6 @@ class LeaseWatch {
   // False when the candidate's reading failed: the watch then decides nothing.
   bool readable() const { return readable_; }
   std::string describe() const;
-  // Both sides' processes' CPU time so far, read from outside them; nullopt
-  // where either side cannot be read. The timing subtracts it from the
-  // leased cores' busy time to find other processes' share (a share that
-  // candidate code cannot fake by under-reporting its own CPU time).
-  std::optional<double> sides_cpu_ns() const;
 
  private:
   struct Deltas {

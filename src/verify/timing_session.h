@@ -85,7 +85,8 @@ struct CoreLoadProbe {
   std::function<double()> own_cpu_s = util::own_cpu_seconds;
   double ticks_per_second = util::cpu_ticks_per_second();
   // Both sides' CPU time so far (ns), read from outside their processes
-  // (verify/lease.h): when set it stands for the workers' own reports, and
+  // (Verification::sides_cpu_reader: their cgroups or process trees): when
+  // set it stands for the workers' own reports, and
   // the share of other processes it gives is trusted to widen the clock
   // check's allowance for time between calls (a busy machine preempts
   // there too). Candidate code could fake that share by under-reporting.

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,14 @@ TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
   for (const auto& flag : p.flags) {
     EXPECT_TRUE(flag == "within_noise" || flag == "few_samples" || flag == "contended") << flag;
   }
+  // Other processes' share comes from the workers' CPU time read from outside
+  // them, A/A runs included: their own reports leave out what they do between
+  // calls (drawing the input sets), which counted as other processes' load.
+  EXPECT_TRUE(p.foreign_cpu_share);
+  std::ifstream log(dir_ / "scratch" / "verify.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("the workers' CPU time, for other processes' share of the cores, from"), std::string::npos)
+      << text;
 }
 
 TEST_F(TimingTest, TimedCallWithWrongOutputFailsCorrectness) {

@@ -46,6 +46,13 @@ double seconds_since(worker::Clock::time_point start);
 // Cores in a cpu device's core list ("0-3,8" -> 5; "all" -> this process's).
 int core_count(const std::string& device);
 
+// How one side's CPU time is read from outside its processes, and from where.
+struct SideReader {
+  CpuReader read;
+  std::string source;
+  bool ticks = false;  // read from /proc, in clock ticks
+};
+
 class Verification {
  public:
   explicit Verification(const VerifyRequest& req)
@@ -101,6 +108,10 @@ class Verification {
   std::vector<std::string> entering_lease(Role role, std::vector<std::string> argv) const;
   std::optional<LeaseWatch> make_lease_watch();
   bool lease_applies() const;
+  std::optional<SideReader> side_reader(bool candidate) const;
+  // Both sides' CPU time together, A/A runs included (the timing's share of
+  // the cores other processes took); nullopt where a side cannot be read.
+  std::optional<SideReader> sides_cpu_reader() const;
   // `host` (a file the candidate must read) as the candidate worker sees it.
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
   std::expected<void, Failure> check_correctness();

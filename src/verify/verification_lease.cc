@@ -49,12 +49,6 @@ std::vector<std::string> Verification::entering_lease(Role role, std::vector<std
 
 namespace {
 
-struct SideReader {
-  CpuReader read;
-  std::string source;
-  bool ticks = false;  // read from /proc, in clock ticks
-};
-
 CpuReader usage_reader(std::filesystem::path file) {
   return [file]() -> std::optional<double> {
     auto ns = util::read_cgroup_usage_ns(file);
@@ -71,40 +65,65 @@ SideReader tree_reader(std::vector<pid_t> roots, std::string source) {
 // Each side's CPU time is read the same way where it can be: its warm
 // zygote's cpuacct group or process tree, its cold workers' group or
 // process trees.
+std::optional<SideReader> Verification::side_reader(bool candidate) const {
+  const auto& first = candidate ? candidate_ : reference_;
+  const auto& twin = candidate ? candidate_twin_ : twin_;
+  const auto& group = candidate ? candidate_group_ : reference_group_;
+  const char* side = candidate ? "candidate" : "reference";
+  if (!first || !twin) return std::nullopt;
+  if (first->warm() && req_.warm) {
+    const auto& usage = candidate ? req_.warm->candidate_cpu_usage : req_.warm->reference_cpu_usage;
+    int zygote = candidate ? req_.warm->candidate_zygote_pid : req_.warm->reference_zygote_pid;
+    if (!usage.empty())
+      return SideReader{usage_reader(usage), fmt::format("the warm {} zygote's cpuacct cgroup", side)};
+    if (zygote > 0)
+      return tree_reader({static_cast<pid_t>(zygote)},
+                         fmt::format("the {} zygote's process tree in /proc", side));
+    return std::nullopt;
+  }
+  if (first->warm() || twin->warm()) return std::nullopt;
+  if (group)
+    return SideReader{usage_reader(group->usage_file()), fmt::format("the {}'s cpuacct cgroup", side)};
+  return tree_reader({first->pid(), twin->pid()},
+                     fmt::format("the {} workers' process trees in /proc", side));
+}
+
+// An A/A run puts the candidate's workers in the reference's group
+// (entering_lease), whose reading then holds all four; the candidate's
+// group reads what little it holds. The sum is every worker's either way.
+// A side with one worker forked warm and the other spawned cold has no
+// group holding both: then the four workers' process trees in /proc.
+std::optional<SideReader> Verification::sides_cpu_reader() const {
+  if (!lease_applies() || !reference_ || !twin_ || !candidate_ || !candidate_twin_) return std::nullopt;
+  auto candidate = side_reader(true);
+  auto reference = side_reader(false);
+  if (candidate && reference) {
+    return SideReader{[candidate = std::move(candidate->read),
+                       reference = std::move(reference->read)]() -> std::optional<double> {
+                        auto c = candidate();
+                        auto r = reference();
+                        if (!c || !r) return std::nullopt;
+                        return *c + *r;
+                      },
+                      fmt::format("{} and {}", reference->source, candidate->source),
+                      candidate->ticks || reference->ticks};
+  }
+  return tree_reader({reference_->pid(), twin_->pid(), candidate_->pid(), candidate_twin_->pid()},
+                     "the four workers' process trees in /proc");
+}
+
 std::optional<LeaseWatch> Verification::make_lease_watch() {
   if (!lease_applies() || !candidate_ || !candidate_twin_) return std::nullopt;
   if (req_.candidate_is_reference) {
     note("lease: the candidate is the reference (an A/A run); not watched");
     return std::nullopt;
   }
-  auto reader_of = [&](bool candidate) -> std::optional<SideReader> {
-    const auto& first = candidate ? candidate_ : reference_;
-    const auto& twin = candidate ? candidate_twin_ : twin_;
-    const auto& group = candidate ? candidate_group_ : reference_group_;
-    const char* side = candidate ? "candidate" : "reference";
-    if (!first || !twin) return std::nullopt;
-    if (first->warm() && req_.warm) {
-      const auto& usage = candidate ? req_.warm->candidate_cpu_usage : req_.warm->reference_cpu_usage;
-      int zygote = candidate ? req_.warm->candidate_zygote_pid : req_.warm->reference_zygote_pid;
-      if (!usage.empty())
-        return SideReader{usage_reader(usage), fmt::format("the warm {} zygote's cpuacct cgroup", side)};
-      if (zygote > 0)
-        return tree_reader({static_cast<pid_t>(zygote)},
-                           fmt::format("the {} zygote's process tree in /proc", side));
-      return std::nullopt;
-    }
-    if (first->warm() || twin->warm()) return std::nullopt;
-    if (group)
-      return SideReader{usage_reader(group->usage_file()), fmt::format("the {}'s cpuacct cgroup", side)};
-    return tree_reader({first->pid(), twin->pid()},
-                       fmt::format("the {} workers' process trees in /proc", side));
-  };
-  auto candidate = reader_of(true);
+  auto candidate = side_reader(true);
   if (!candidate) {
     note("lease: the candidate's CPU time cannot be read here; not checked");
     return std::nullopt;
   }
-  auto reference = reader_of(false);
+  auto reference = side_reader(false);
   LeaseAllowance allowance{.cores = core_count(req_.device)};
   if (candidate->ticks || (reference && reference->ticks))
     allowance.resolution_ns = 1e9 / util::cpu_ticks_per_second();

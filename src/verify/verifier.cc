@@ -324,7 +324,11 @@ std::expected<void, Failure> Verification::measure_performance() {
   // The workers are all pinned to the leased device's cores, so those are
   // the cores whose other users would disturb the timing.
   CoreLoadProbe load{.cores = reference_cores_, .worker_reports_trusted = req_.candidate_is_reference};
-  if (lease) load.sides_cpu_ns = [&lease] { return lease->sides_cpu_ns(); };
+  if (auto sides = sides_cpu_reader()) {
+    note(fmt::format("timing: the workers' CPU time, for other processes' share of the cores, from {}",
+                     sides->source));
+    load.sides_cpu_ns = std::move(sides->read);
+  }
   auto outcome = run_timing(
       req_.config, timing_inputs, exchange, [this](const std::string& line) { note(line); }, load);
   if (lease) note(lease->describe());
