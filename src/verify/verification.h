@@ -105,6 +105,7 @@ class Verification {
   // the first cold spawn), the argv that enters the role's group, and the
   // watch over the candidate's CPU time during the timing.
   void ensure_lease_groups();
+  const std::optional<util::CpuCgroup>& lease_group(bool candidate) const;
   std::vector<std::string> entering_lease(Role role, std::vector<std::string> argv) const;
   std::optional<LeaseWatch> make_lease_watch();
   bool lease_applies() const;

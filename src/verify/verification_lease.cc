@@ -41,9 +41,14 @@ void Verification::ensure_lease_groups() {
   candidate_group_.emplace(std::move(*candidate));
 }
 
+// An A/A run's candidate is the reference: its cold workers join the
+// reference's group.
+const std::optional<util::CpuCgroup>& Verification::lease_group(bool candidate) const {
+  return candidate && !req_.candidate_is_reference ? candidate_group_ : reference_group_;
+}
+
 std::vector<std::string> Verification::entering_lease(Role role, std::vector<std::string> argv) const {
-  const auto& group =
-      is_candidate(role) && !req_.candidate_is_reference ? candidate_group_ : reference_group_;
+  const auto& group = lease_group(is_candidate(role));
   return group ? group->entering(argv) : argv;
 }
 
@@ -68,7 +73,7 @@ SideReader tree_reader(std::vector<pid_t> roots, std::string source) {
 std::optional<SideReader> Verification::side_reader(bool candidate) const {
   const auto& first = candidate ? candidate_ : reference_;
   const auto& twin = candidate ? candidate_twin_ : twin_;
-  const auto& group = candidate ? candidate_group_ : reference_group_;
+  const auto& group = lease_group(candidate);
   const char* side = candidate ? "candidate" : "reference";
   if (!first || !twin) return std::nullopt;
   if (first->warm() && req_.warm) {
@@ -88,15 +93,17 @@ std::optional<SideReader> Verification::side_reader(bool candidate) const {
                      fmt::format("the {} workers' process trees in /proc", side));
 }
 
-// An A/A run puts the candidate's workers in the reference's group
-// (entering_lease), whose reading then holds all four; the candidate's
-// group reads what little it holds. The sum is every worker's either way.
-// A side with one worker forked warm and the other spawned cold has no
-// group holding both: then the four workers' process trees in /proc.
+// An A/A run's cold candidate workers are in the reference's group
+// (lease_group): where the reference's are too, that one group holds all
+// four. A side with one worker forked warm and the other spawned cold has
+// no group holding both: then the four workers' process trees in /proc.
 std::optional<SideReader> Verification::sides_cpu_reader() const {
   if (!lease_applies() || !reference_ || !twin_ || !candidate_ || !candidate_twin_) return std::nullopt;
   auto candidate = side_reader(true);
   auto reference = side_reader(false);
+  bool one_group = req_.candidate_is_reference && reference_group_ && !reference_->warm() && !twin_->warm() &&
+                   !candidate_->warm() && !candidate_twin_->warm();
+  if (one_group && reference) return reference;
   if (candidate && reference) {
     return SideReader{[candidate = std::move(candidate->read),
                        reference = std::move(reference->read)]() -> std::optional<double> {
