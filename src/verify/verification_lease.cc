@@ -95,8 +95,10 @@ std::optional<SideReader> Verification::side_reader(bool candidate) const {
 
 // An A/A run's cold candidate workers are in the reference's group
 // (lease_group): where the reference's are too, that one group holds all
-// four. A side with one worker forked warm and the other spawned cold has
-// no group holding both: then the four workers' process trees in /proc.
+// four. In an A/A run, a side with one worker forked warm and the other
+// spawned cold (no group holds both) is read from the four workers' process
+// trees in /proc. Not for a candidate: a process it detaches from its tree
+// would read as another's load, and that share widens the clock check.
 std::optional<SideReader> Verification::sides_cpu_reader() const {
   if (!lease_applies() || !reference_ || !twin_ || !candidate_ || !candidate_twin_) return std::nullopt;
   auto candidate = side_reader(true);
@@ -115,6 +117,7 @@ std::optional<SideReader> Verification::sides_cpu_reader() const {
                       fmt::format("{} and {}", reference->source, candidate->source),
                       candidate->ticks || reference->ticks};
   }
+  if (!req_.candidate_is_reference) return std::nullopt;
   return tree_reader({reference_->pid(), twin_->pid(), candidate_->pid(), candidate_twin_->pid()},
                      "the four workers' process trees in /proc");
 }
