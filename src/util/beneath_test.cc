@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "util/file_test_util.h"
 #include "util/fs.h"
 #include "util/temp_dir.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void put_file(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+using testing::put_file;
 
 class BeneathTest : public ::testing::TestWithParam<BeneathResolve> {
  protected:

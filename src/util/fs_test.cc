@@ -3,6 +3,8 @@
 // fails leaves whole lines, and a torn last line is dropped on request.
 #include "util/fs.h"
 
+#include "util/file_test_util.h"
+
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +24,7 @@ namespace fs = std::filesystem;
 
 std::string contents(const fs::path& file) { return read_file(file).value_or("<unreadable>"); }
 
-void put(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+using testing::put_file;
 
 // Runs `body` in a child whose files may not grow past `limit_bytes`
 // (RLIMIT_FSIZE, with SIGXFSZ ignored as kgym's main does); the child's
@@ -43,7 +45,7 @@ int with_file_size_limit(rlim_t limit_bytes, const std::function<int()>& body) {
 TEST(DropTornLastLine, KeepsAWholeLog) {
   TempDir dir("kgym-fs");
   fs::path log = dir.path() / "events.jsonl";
-  put(log, "{\"a\":1}\n{\"b\":2}\n");
+  put_file(log, "{\"a\":1}\n{\"b\":2}\n");
   EXPECT_EQ(drop_torn_last_line(log).value(), 0u);
   EXPECT_EQ(contents(log), "{\"a\":1}\n{\"b\":2}\n");
 }
@@ -51,7 +53,7 @@ TEST(DropTornLastLine, KeepsAWholeLog) {
 TEST(DropTornLastLine, DropsWhatFollowsTheLastNewline) {
   TempDir dir("kgym-fs");
   fs::path log = dir.path() / "events.jsonl";
-  put(log, "{\"a\":1}\n{\"b\":");
+  put_file(log, "{\"a\":1}\n{\"b\":");
   EXPECT_EQ(drop_torn_last_line(log).value(), 5u);
   EXPECT_EQ(contents(log), "{\"a\":1}\n");
 }
@@ -59,7 +61,7 @@ TEST(DropTornLastLine, DropsWhatFollowsTheLastNewline) {
 TEST(DropTornLastLine, ALogOfOneTornLineBecomesEmpty) {
   TempDir dir("kgym-fs");
   fs::path log = dir.path() / "events.jsonl";
-  put(log, std::string(10000, 'x'));  // longer than one block read back
+  put_file(log, std::string(10000, 'x'));  // longer than one block read back
   EXPECT_EQ(drop_torn_last_line(log).value(), 10000u);
   EXPECT_EQ(contents(log), "");
 }
@@ -67,7 +69,7 @@ TEST(DropTornLastLine, ALogOfOneTornLineBecomesEmpty) {
 TEST(DropTornLastLine, ATornLineLongerThanABlock) {
   TempDir dir("kgym-fs");
   fs::path log = dir.path() / "events.jsonl";
-  put(log, "whole\n" + std::string(9000, 'y'));
+  put_file(log, "whole\n" + std::string(9000, 'y'));
   EXPECT_EQ(drop_torn_last_line(log).value(), 9000u);
   EXPECT_EQ(contents(log), "whole\n");
 }
@@ -80,7 +82,7 @@ TEST(DropTornLastLine, NoFileIsNothingToDrop) {
 TEST(AppendLineDurable, AnAppendPastTheLimitLeavesWholeLines) {
   TempDir dir("kgym-fs");
   fs::path log = dir.path() / "events.jsonl";
-  put(log, "{\"first\":1}\n");
+  put_file(log, "{\"first\":1}\n");
   int code = with_file_size_limit(64, [&] {
     auto ok = append_line_durable(log, std::string(100, 'z'));  // crosses the limit part way
     if (ok) return 1;
@@ -93,7 +95,7 @@ TEST(AppendLineDurable, AnAppendPastTheLimitLeavesWholeLines) {
 TEST(WriteFileAtomic, AWriteThatDoesNotFitKeepsTheOldFileAndNoTempFile) {
   TempDir dir("kgym-fs");
   fs::path file = dir.path() / "result.json";
-  put(file, "{\"old\":true}\n");
+  put_file(file, "{\"old\":true}\n");
   int code = with_file_size_limit(64, [&] {
     auto ok = write_file_atomic(file, std::string(1000, 'n'));
     if (ok) return 1;

@@ -5,17 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "verify/tensor_bytes_test_util.h"
+
 namespace kgym::verify {
 namespace {
 
-std::string float_tensor_bytes(const std::vector<float>& values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
+using testing::float_bytes;
 
 TEST(OutputMatch, EqualOutputsMatchWithTheirTolerancesRecorded) {
-  std::string a = float_tensor_bytes({1, 2, 3}), b = float_tensor_bytes({1, 2, 3.00001f});
+  std::string a = float_bytes({1, 2, 3}), b = float_bytes({1, 2, 3.00001f});
   std::vector<TensorBytes> got{{"float32", {3}, a}}, want{{"float32", {3}, b}};
   OutputMatch match = match_outputs(got, want, {});
   EXPECT_TRUE(match.ok) << match.problem;
@@ -27,7 +25,7 @@ TEST(OutputMatch, EqualOutputsMatchWithTheirTolerancesRecorded) {
 }
 
 TEST(OutputMatch, ACountMismatchNamesNoOutput) {
-  std::string a = float_tensor_bytes({1});
+  std::string a = float_bytes({1});
   std::vector<TensorBytes> got{{"float32", {1}, a}, {"float32", {1}, a}}, want{{"float32", {1}, a}};
   OutputMatch match = match_outputs(got, want, {});
   EXPECT_FALSE(match.ok);
@@ -36,7 +34,7 @@ TEST(OutputMatch, ACountMismatchNamesNoOutput) {
 }
 
 TEST(OutputMatch, TheFirstOutputOutsideItsToleranceIsNamed) {
-  std::string same = float_tensor_bytes({1, 2}), off = float_tensor_bytes({1, 2.5f});
+  std::string same = float_bytes({1, 2}), off = float_bytes({1, 2.5f});
   std::vector<TensorBytes> got{{"float32", {2}, same}, {"float32", {2}, off}};
   std::vector<TensorBytes> want{{"float32", {2}, same}, {"float32", {2}, same}};
   OutputMatch match = match_outputs(got, want, {});
@@ -48,7 +46,7 @@ TEST(OutputMatch, TheFirstOutputOutsideItsToleranceIsNamed) {
 
 TEST(OutputMatch, ZerosForTinyOutputsFailOnlyWhenScaled) {
   // Every output of the reference within the default atol of zero.
-  std::string tiny = float_tensor_bytes({1e-6f, -2e-6f, 3e-6f, 1e-6f}), zeros = float_tensor_bytes({0, 0, 0, 0});
+  std::string tiny = float_bytes({1e-6f, -2e-6f, 3e-6f, 1e-6f}), zeros = float_bytes({0, 0, 0, 0});
   std::vector<TensorBytes> got{{"float32", {4}, zeros}}, want{{"float32", {4}, tiny}};
   EXPECT_FALSE(match_outputs(got, want, {}).ok);
   EXPECT_TRUE(match_outputs(got, want, {.scaled = false}).ok);
@@ -57,7 +55,7 @@ TEST(OutputMatch, ZerosForTinyOutputsFailOnlyWhenScaled) {
 TEST(OutputMatch, TheScaleCanComeFromAnotherSetOfOutputs) {
   // The determinism check: the candidate against itself, scaled by the
   // reference's output.
-  std::string first = float_tensor_bytes({1e-6f, 1e-6f}), second = float_tensor_bytes({3e-6f, 3e-6f}), large = float_tensor_bytes({10, 10});
+  std::string first = float_bytes({1e-6f, 1e-6f}), second = float_bytes({3e-6f, 3e-6f}), large = float_bytes({10, 10});
   std::vector<TensorBytes> got{{"float32", {2}, second}}, want{{"float32", {2}, first}};
   std::vector<TensorBytes> scale{{"float32", {2}, large}};
   EXPECT_FALSE(match_outputs(got, want, {}).ok);
@@ -67,8 +65,8 @@ TEST(OutputMatch, TheScaleCanComeFromAnotherSetOfOutputs) {
 TEST(OutputMatch, ADegenerateReferenceAddsARelativeBound) {
   // A constant reference; an answer within atol elementwise, but 10 % off
   // over the whole output.
-  std::string want_bytes = float_tensor_bytes({1e-3f, 1e-3f, 1e-3f, 1e-3f});
-  std::string got_bytes = float_tensor_bytes({1.1e-3f, 1.1e-3f, 1.1e-3f, 1.1e-3f});
+  std::string want_bytes = float_bytes({1e-3f, 1e-3f, 1e-3f, 1e-3f});
+  std::string got_bytes = float_bytes({1.1e-3f, 1.1e-3f, 1.1e-3f, 1.1e-3f});
   std::vector<TensorBytes> got{{"float32", {4}, got_bytes}}, want{{"float32", {4}, want_bytes}};
   std::map<std::string, Tolerance> loose{{"float32", {1e-3, 1e-3}}};
   EXPECT_TRUE(match_outputs(got, want, {.configured = &loose, .scaled = false}).ok);

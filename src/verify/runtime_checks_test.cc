@@ -5,16 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "verify/tensor_bytes_test_util.h"
+
 namespace kgym::verify {
 namespace {
 
 using nlohmann::json;
 
-std::string float_bytes(const std::vector<float>& values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
+using testing::float_bytes;
 
 TEST(RuntimeChecks, GlueOpsAreAllowedComputeIsNot) {
   EXPECT_TRUE(is_glue_op(backend_named("cpu"), "aten.empty_like"));
