@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli.h"
+
 namespace kgym::app {
 
 // Exit codes shared by every subcommand (README.md, "Exit codes").
@@ -25,8 +27,9 @@ struct Command {
 
 Command add_run_command(CLI::App& root);
 Command add_cases_command(CLI::App& root);
-Command add_verify_command(CLI::App& root);
-Command add_build_command(CLI::App& root);
+// Both decide their request with `verify` (app/cli.h).
+Command add_verify_command(CLI::App& root, VerifyFn verify);
+Command add_build_command(CLI::App& root, VerifyFn verify);
 Command add_monitor_command(CLI::App& root);
 Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);

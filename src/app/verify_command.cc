@@ -176,7 +176,7 @@ std::expected<verify::VerifyRequest, std::string> bundle_base(const VerifyOption
   return base;
 }
 
-int run_verify(const VerifyOptions& o) {
+int run_verify(const VerifyOptions& o, const VerifyFn& verify) {
   ProblemSize size;
   // A bundle's request is then verified like one built from flags: the
   // interpreter, the execution, the sandbox and every check are this
@@ -238,7 +238,7 @@ int run_verify(const VerifyOptions& o) {
       return usage_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
     req->scratch_dir = temporary->path();
   }
-  CaseResult result = verify::verify_candidate(*req);
+  CaseResult result = verify(*req);
   std::string line = fmt::format("{}: {}", to_string(result.verdict), result.reason);
   fmt::print("{}\n", line);
   if (!o.json_out.empty()) {
@@ -264,7 +264,7 @@ int run_verify(const VerifyOptions& o) {
 
 }  // namespace
 
-Command add_verify_command(CLI::App& root) {
+Command add_verify_command(CLI::App& root, VerifyFn verify) {
   auto options = std::make_shared<VerifyOptions>();
   CLI::App* app =
       root.add_subcommand("verify", "verify one candidate (ModelNew) against one problem (Model)");
@@ -311,14 +311,14 @@ Command add_verify_command(CLI::App& root) {
   app->add_flag("--skip-static-checks", options->skip_static_checks,
                 "run only the runtime checks (for testing the runtime anti-cheat layer)")
       ->group("");
-  return Command{app, [options] { return run_verify(*options); }};
+  return Command{app, [options, verify] { return run_verify(*options, verify); }};
 }
 
 // The build stage of a run's case (docs/build.md), as the event loop starts
 // it off any device lease: `kgym build --request F --json R`; or of one
 // candidate given as for `kgym verify`, which fills the compile cache
 // (docs/build.md "The compile caches") for the verifications after it.
-Command add_build_command(CLI::App& root) {
+Command add_build_command(CLI::App& root, VerifyFn verify) {
   auto options = std::make_shared<VerifyOptions>();
   options->build_stage = true;
   CLI::App* app = root.add_subcommand("build", "build one candidate's extensions, without a device");
@@ -335,7 +335,7 @@ Command add_build_command(CLI::App& root) {
   app->add_flag("--skip-static-checks", options->skip_static_checks, "build without the static checks");
   app->add_option("--json", options->json_out, "write the result record to this file");
   app->add_option("--log", options->log_out, "copy the build's log to this file");
-  return Command{app, [options] { return run_verify(*options); }};
+  return Command{app, [options, verify] { return run_verify(*options, verify); }};
 }
 
 }  // namespace kgym::app

@@ -5,6 +5,7 @@
 # updates a changed run, and the leaderboard, a case's history and a run's
 # regressions read it.
 source "$(dirname "$0")/lib.sh"
+scripted
 
 DB="$TMP/history.db"
 run_once() {

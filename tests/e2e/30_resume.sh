@@ -3,6 +3,7 @@
 # Resume: finished cases are kept as they are, unfinished ones are completed,
 # and a run directory is locked while a run holds it.
 source "$(dirname "$0")/lib.sh"
+scripted
 
 RUN="$TMP/runs/r"
 expect_exit 0 "a first run of three passing cases" "$KGYM" run --set output.root_dir="$TMP/runs" \

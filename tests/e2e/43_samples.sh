@@ -4,6 +4,8 @@
 # verified on its own; the case reports its best sample with pass@k, and
 # --resume verifies a generated sample without generating it again.
 source "$(dirname "$0")/lib.sh"
+scripted
+script_rule '{"candidate_contains": "kgym_sample_relu_doubled", "verdict": "fail_correctness"}'
 
 S="$SRC/data/sample"
 cat >"$TMP/agent.sh" <<'SH'

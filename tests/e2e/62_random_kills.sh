@@ -9,6 +9,7 @@
 # events.jsonl parses as JSON (a torn last line is dropped by the resume
 # that follows: docs/robustness.md), and no child outlives a kill.
 source "$(dirname "$0")/lib.sh"
+scripted 1
 
 SEED="${KGYM_E2E_SEED:-62}"
 KILLS=20

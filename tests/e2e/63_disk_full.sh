@@ -8,6 +8,7 @@
 # file size limit (ulimit -f): it reports EFBIG instead of dying of SIGXFSZ
 # and leaves the files it could not rewrite as they were.
 source "$(dirname "$0")/lib.sh"
+scripted
 
 MNT="$TMP/out"
 mkdir -p "$MNT"

@@ -5,6 +5,7 @@
 # duplicated, no child outlives the harness, a generated candidate is
 # verified rather than regenerated. Also: two runs on one directory.
 source "$(dirname "$0")/lib.sh"
+scripted
 
 copying_run "$TMP/kill.yaml" "1,4,6,7" 2 "$TMP/runs" k 1
 RUN="$TMP/runs/k"

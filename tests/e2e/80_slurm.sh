@@ -7,6 +7,7 @@
 # finish, and --resume completes it; Ctrl-C cancels the array and exits 130;
 # a coordinator killed with -9 is resumed without losing or repeating a case.
 source "$(dirname "$0")/lib.sh"
+scripted
 
 CLUSTER="$TMP/slurm"
 trap '"$SRC/tests/slurm/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP"' EXIT

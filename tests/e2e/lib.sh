@@ -112,6 +112,34 @@ npm_cli() {
   echo "$cli"
 }
 
+# scripted [SECONDS] : from here on $KGYM is kgym-scripted (tests/scripted/):
+# kgym whose `kgym verify` and `kgym build` follow a script instead of
+# starting workers, for a test whose subject is not verification (the loop,
+# resume, kills, a full disk, Slurm, reports, history). The script,
+# $TMP/verdicts.json, gives the sample set's stored solutions the verdicts
+# data/sample/solutions/README.md promises (2_LeakyReLU's fail_cheat comes
+# from kgym's own static gate), each verification taking SECONDS (default
+# 0.5); a test may add rules in front of them with script_rule.
+scripted() {
+  KGYM="${KGYM_SCRIPTED:-$(dirname "$KGYM")/kgym-scripted}"
+  [ -x "$KGYM" ] || { echo "no kgym-scripted at $KGYM (ninja builds it beside kgym)"; exit 1; }
+  SCRIPT_SECONDS="${1:-0.5}"
+  SCRIPT_RULES=()
+  export KGYM_SCRIPTED_VERDICTS="$TMP/verdicts.json"
+  write_script
+}
+# script_rule JSON : one more rule, matched before the sample set's.
+script_rule() { SCRIPT_RULES+=("$1"); write_script; }
+write_script() {
+  local rules=("${SCRIPT_RULES[@]}" \
+    '{"case": "3_SumReduction", "verdict": "fail_correctness", "seconds": '"$SCRIPT_SECONDS"', "reason": "scripted: trial 1 output 0 differs"}' \
+    '{"case": "8_ScaleShift", "verdict": "crash", "seconds": '"$SCRIPT_SECONDS"', "reason": "scripted: the candidate worker died of SIGSEGV"}' \
+    '{"case": "9_MSELoss", "verdict": "timeout", "seconds": '"$SCRIPT_SECONDS"', "reason": "scripted: forward did not return"}' \
+    "{\"seconds\": $SCRIPT_SECONDS}")
+  local IFS=,
+  printf '{"rules": [%s]}\n' "${rules[*]}" >"$KGYM_SCRIPTED_VERDICTS"
+}
+
 # copying_run YAML CASES CONCURRENCY ROOT_DIR RUN_NAME [PAUSE]: writes
 # $TMP/agent.sh, a scripted command agent that (after PAUSE seconds) copies
 # its case's stored sample solution, and YAML, a correctness-only run of it
