@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "util/cgroup.h"
+#include "verify/correctness_phase.h"
+#include "verify/failure.h"
 #include "verify/cpu_sampler.h"
 #include "verify/lease.h"
 #include "verify/output_match.h"
@@ -29,19 +31,6 @@
 
 namespace kgym::verify::detail {
 
-// A verdict reached before the end, with its one-line reason.
-struct Failure {
-  Verdict verdict;
-  std::string reason;
-  std::optional<CheatFinding> cheat;  // for runtime fail_cheat verdicts
-  bool worker_answered = false;       // an error reply, not a dead or silent worker
-};
-
-// Extra trials whose floating inputs are signed standard normal values.
-constexpr int kSignedNormalTrials = 2;
-
-// Seeds the workers take through torch.manual_seed (63 bits).
-std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream);
 double seconds_since(worker::Clock::time_point start);
 // Cores in a cpu device's core list ("0-3,8" -> 5; "all" -> this process's).
 int core_count(const std::string& device);
@@ -115,7 +104,9 @@ class Verification {
   std::optional<SideReader> sides_cpu_reader() const;
   // `host` (a file the candidate must read) as the candidate worker sees it.
   std::filesystem::path candidate_view(const std::filesystem::path& host) const;
-  std::expected<void, Failure> check_correctness();
+  // The correctness phase (correctness_phase.h) over this verification's
+  // workers and result.
+  CorrectnessPhase correctness_phase();
   std::expected<void, Failure> measure_performance();
   // verification_profile.cc: both sides' processes sampled from outside
   // during the timing (verify/cpu_sampler.h), and the decision on the
@@ -142,23 +133,12 @@ class Verification {
   std::expected<BaselineSpeedup, Failure> time_against_compiled(TimingInputs inputs, const Exchange& exchange,
                                                                 const CoreLoadProbe& load,
                                                                 const TimingFailure& failed);
-  std::expected<void, Failure> check_extra_shapes();
-  std::expected<void, Failure> check_reference_consistency(const std::string& inputs,
-                                                           std::span<const TensorBytes> first);
+  // verification_correctness.cc: each extra shape loaded on both sides
+  // and tried once, then the default shape loaded again.
+  std::expected<void, Failure> check_extra_shapes(CorrectnessPhase& phase);
   std::expected<void, Failure> reload(const std::map<std::string, long long>& overrides,
                                       std::string_view what);
-  std::expected<void, Failure> shape_trial(const std::string& label);
-  std::expected<worker::Message, Failure> reference_trial(std::uint64_t seed, std::string_view distribution,
-                                                  std::string_view what);
-  std::expected<worker::Message, Failure> candidate_trial(const std::string& inputs,
-                                                  const nlohmann::json& reference_facts,
-                                                  std::string_view what);
-  std::expected<void, Failure> compare_outputs(int trial, std::span<const TensorBytes> candidate,
-                                               std::span<const TensorBytes> reference);
   Failure runtime_cheat(CheatFinding finding, std::string_view where);
-  // How this verification compares outputs (verifier.tolerances, the
-  // backend's defaults, the degenerate reference's relative bound).
-  OutputRules output_rules() const;
 
   // Sends `request` to one side and returns its successful reply; every
   // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.

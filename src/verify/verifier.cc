@@ -250,7 +250,8 @@ Failure Verification::reply_failure(Role role, const worker::Message& reply, std
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
-  auto inputs = reference_trial(derive_seed(req_.run_seed, 1000), "given", "preparing timing inputs");
+  auto inputs =
+      correctness_phase().reference_trial(derive_seed(req_.run_seed, 1000), "given", "preparing timing inputs");
   if (!inputs) return std::unexpected(inputs.error());
   // This trial's inputs size the batches; the timed calls get sets of their own.
   TimingInputs timing_inputs{.set_bytes = inputs->payloads.at(0).size(),
@@ -424,8 +425,9 @@ CaseResult Verification::run() {
   if (outcome && !built_only) outcome = start_workers();
   if (outcome && !built_only) {
     auto trials_start = worker::Clock::now();
-    outcome = check_correctness();
-    if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes();
+    CorrectnessPhase phase = correctness_phase();
+    outcome = phase.run_trials();
+    if (outcome && !req_.candidate_is_reference) outcome = check_extra_shapes(phase);
     result_.timings.trials_s = seconds_since(trials_start);
   }
   if (outcome && timed && !built_only) {
