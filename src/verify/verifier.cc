@@ -21,6 +21,7 @@
 #include "verify/tensor_compare.h"
 #include "verify/timing_session.h"
 #include "verify/verification.h"
+#include "verify/worker_failures.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/probe.h"
 #include "worker/worker_process.h"
@@ -150,11 +151,7 @@ std::expected<void, Failure> Verification::prepare() {
 std::expected<worker::Message, Failure> Verification::receive(Role role, std::string_view what, worker::Deadline deadline) {
   auto reply = worker(role).receive(deadline);
   if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
-  if (!reply->header.value("ok", false)) {
-    Failure failure = reply_failure(role, *reply, what);
-    failure.worker_answered = true;
-    return std::unexpected(std::move(failure));
-  }
+  if (!reply->header.value("ok", false)) return std::unexpected(reply_failure(role, *reply, what));
   return std::move(*reply);
 }
 
@@ -169,84 +166,21 @@ std::expected<worker::Message, Failure> Verification::call(Role role, const work
 
 Failure Verification::channel_failure(Role role, const worker::ChannelError& error, std::string_view what,
                                       bool overall_deadline) {
-  auto side = role_name(role);
-  note(fmt::format("{} channel failure while {}: {}", side, what, error.message));
-  switch (error.kind) {
-    case worker::ChannelError::Kind::kTimeout: {
-      worker(role).kill();
-      if (overall_deadline) {
-        return {Verdict::kTimeout, fmt::format("verification exceeded verifier.timeout ({} s) while {} ({})",
-                                               req_.config.timeout.count(), what, side)};
-      }
-      std::string reason = fmt::format("{} did not answer within verifier.call_timeout ({} s) while {}", side,
-                                       req_.config.call_timeout.count(), what);
-      return {is_candidate(role) ? Verdict::kTimeout : Verdict::kReferenceError, reason};
-    }
-    case worker::ChannelError::Kind::kExited: {
-      // bwrap and unshare report a child killed by signal N as exit 128+N.
-      std::optional<worker::ChildExit> exit = error.exit;
-      if (is_candidate(role) && candidate_boxed_ && exit && !exit->signaled && exit->code > 128 &&
-          exit->code < 128 + 65) {
-        exit->signaled = true;
-        exit->code -= 128;
-      }
-      std::string how = exit ? exit->describe() : "unknown status";
-      // SIGKILL that kgym did not send: the kernel's out-of-memory killer.
-      if (exit && exit->signaled && exit->code == SIGKILL) {
-        std::string sizes = result_.problem ? "The problem ran at " + describe_sizes(*result_.problem) : "";
-        std::string reason =
-            fmt::format("{} while {}",
-                        worker::memory_reason(fmt::format("the {} worker", side), *exit,
-                                      is_candidate(role) ? req_.sandbox.address_space_mb : 0, sizes),
-                        what);
-        return {is_candidate(role) ? Verdict::kCrash : Verdict::kReferenceError, reason};
-      }
-      if (!is_candidate(role)) {
-        return {Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what)};
-      }
-      if (exit && exit->signaled && exit->code == SIGSYS) {
-        // The candidate worker's seccomp filter (python/kgym_worker_lease.py)
-        // kills a process that asks to change its CPU affinity.
-        return runtime_cheat(CheatFinding{"runtime.lease", "runtime",
-                                          "the candidate's process was killed by SIGSYS: it called "
-                                          "sched_setaffinity, which the lease forbids (its cores are fixed)"},
-                             what);
-      }
-      if (exit && exit->signaled) {
-        return {Verdict::kCrash, fmt::format("candidate worker killed by {} while {}", how, what)};
-      }
-      return {Verdict::kRuntimeError, fmt::format("candidate worker exited ({}) while {}", how, what)};
-    }
-    case worker::ChannelError::Kind::kProtocol:
-    case worker::ChannelError::Kind::kIo:
-      return {Verdict::kHarnessError,
-              fmt::format("{} worker protocol error while {}: {}", side, what, error.message)};
-  }
-  return {Verdict::kHarnessError, error.message};
+  if (error.kind == worker::ChannelError::Kind::kTimeout) worker(role).kill();
+  FailureContext context{.timeout = req_.config.timeout,
+                         .call_timeout = req_.config.call_timeout,
+                         .candidate_boxed = candidate_boxed_,
+                         .address_space_mb = req_.sandbox.address_space_mb,
+                         .sizes = result_.problem};
+  WorkerFailure failed = detail::channel_failure(role, error, what, overall_deadline, context);
+  note(failed.log_line);
+  return std::move(failed.failure);
 }
 
 Failure Verification::reply_failure(Role role, const worker::Message& reply, std::string_view what) {
-  std::string kind = reply.header.value("error_kind", "");
-  std::string error = reply.header.value("error", "unknown error");
-  note(fmt::format("{} failed while {} ({}): {}\n{}", role_name(role), what, kind, error,
-                   reply.header.value("detail", "")));
-  if (kind == "protocol" || kind == "unsupported" || kind == "usage") {
-    return {kind == "usage" ? Verdict::kReferenceError : Verdict::kHarnessError,
-            fmt::format("{} worker: {}", role_name(role), error)};
-  }
-  if (!is_candidate(role))
-    return {Verdict::kReferenceError, fmt::format("{} {}: {}", role_name(role), what, error)};
-  if (kind == "cheat") {
-    std::string rule = reply.header.contains("rule") && reply.header["rule"].is_string()
-                           ? reply.header["rule"].get<std::string>()
-                           : "runtime.escape";
-    return runtime_cheat(CheatFinding{rule, "runtime", error}, what);
-  }
-  if (kind == "compile") return {Verdict::kCompileError, "candidate failed to compile: " + error};
-  if (kind == "import") return {Verdict::kCompileError, "candidate failed to import: " + error};
-  if (kind == "unbuilt") return {Verdict::kCompileError, error};
-  if (kind == "missing") return {Verdict::kRuntimeError, error};
-  return {Verdict::kRuntimeError, fmt::format("candidate raised while {}: {}", what, error)};
+  WorkerFailure failed = detail::reply_failure(role, reply, what);
+  note(failed.log_line);
+  return std::move(failed.failure);
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
