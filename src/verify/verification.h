@@ -18,6 +18,7 @@
 #include "util/cgroup.h"
 #include "verify/correctness_phase.h"
 #include "verify/failure.h"
+#include "verify/worker_set.h"
 #include "verify/cpu_sampler.h"
 #include "verify/lease.h"
 #include "verify/output_match.h"
@@ -45,7 +46,12 @@ struct SideReader {
 class Verification {
  public:
   explicit Verification(const VerifyRequest& req)
-      : req_(req), start_(worker::Clock::now()), deadline_(start_ + req.config.timeout), overrides_(req.overrides) {}
+      : req_(req),
+        start_(worker::Clock::now()),
+        deadline_(start_ + req.config.timeout),
+        workers_(deadline_, req.config.call_timeout, [this](const std::string& line) { note(line); },
+                 [this] { return failure_context(); }),
+        overrides_(req.overrides) {}
 
   CaseResult run();
 
@@ -141,23 +147,22 @@ class Verification {
   Failure runtime_cheat(CheatFinding finding, std::string_view where);
 
   // Sends `request` to one side and returns its successful reply; every
-  // other outcome (error reply, timeout, death, bad bytes) becomes a Failure.
+  // other outcome (error reply, timeout, death, bad bytes) becomes a Failure
+  // (workers_, worker_set.h).
   std::expected<worker::Message, Failure> call(Role role, const worker::Message& request, std::string_view what,
-                                       bool bounded_by_call_timeout = true);
-  std::expected<worker::Message, Failure> receive(Role role, std::string_view what, worker::Deadline deadline);
-  Failure channel_failure(Role role, const worker::ChannelError& error, std::string_view what, bool overall_deadline);
-  Failure reply_failure(Role role, const worker::Message& reply, std::string_view what);
-  worker::Deadline call_deadline() const { return std::min(deadline_, worker::Clock::now() + req_.config.call_timeout); }
-  worker::WorkerProcess& worker(Role role) { return *slot(role); }
-  std::optional<worker::WorkerProcess>& slot(Role role) {
-    switch (role) {
-      case Role::kReference: return reference_;
-      case Role::kCandidate: return candidate_;
-      case Role::kTwin: return twin_;
-      case Role::kCandidateTwin: return candidate_twin_;
-    }
-    return reference_;
+                                               bool bounded_by_call_timeout = true) {
+    return workers_.call(role, request, what, bounded_by_call_timeout);
   }
+  std::expected<worker::Message, Failure> receive(Role role, std::string_view what, worker::Deadline deadline) {
+    return workers_.receive(role, what, deadline);
+  }
+  Failure channel_failure(Role role, const worker::ChannelError& error, std::string_view what, bool overall_deadline) {
+    return workers_.channel_failure(role, error, what, overall_deadline);
+  }
+  // What a worker's failure reads as depends on (worker_failures.h).
+  FailureContext failure_context() const;
+  worker::WorkerProcess& worker(Role role) { return workers_.at(role); }
+  std::optional<worker::WorkerProcess>& slot(Role role) { return workers_.slot(role); }
   int worker_threads() const;
   void note(const std::string& line);
   // Records how long the worker took to start (timings.worker_start_s) and
@@ -166,23 +171,17 @@ class Verification {
   void finish_logs();
 
   const VerifyRequest& req_;
-  // Declared before the workers, so that a group outlives them and then
-  // kills whatever of theirs is left in it.
-  std::optional<util::CpuCgroup> reference_group_;
-  std::optional<util::CpuCgroup> candidate_group_;
-  bool lease_groups_tried_ = false;
-  bool reference_can_trace_ = false;  // the reference's hello: this torch traces dispatcher ops
   worker::Clock::time_point start_;
   worker::Deadline deadline_;
+  // The four workers, their lease groups and every request to them.
+  WorkerSet workers_;
+  bool lease_groups_tried_ = false;
+  bool reference_can_trace_ = false;  // the reference's hello: this torch traces dispatcher ops
   CaseResult result_;
   std::filesystem::path log_path_;
   std::filesystem::path worker_script_;
   std::filesystem::path candidate_copy_;
   std::vector<std::filesystem::path> candidate_files_;  // the copy first, then its sibling sources
-  std::optional<worker::WorkerProcess> reference_;
-  std::optional<worker::WorkerProcess> candidate_;
-  std::optional<worker::WorkerProcess> twin_;
-  std::optional<worker::WorkerProcess> candidate_twin_;
   std::filesystem::path candidate_import_;  // the file the candidate imported (host path)
   std::filesystem::path state_file_;        // the reference state ModelNew was last built from
   // The request's overrides, and the sizes the reference solved when the

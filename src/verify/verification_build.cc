@@ -82,7 +82,7 @@ std::expected<void, Failure> Verification::build_stage() {
   if (!std::getenv("TORCH_CUDA_ARCH_LIST")) spec.env.push_back(std::string(kDefaultCudaArch));
   auto candidate = worker::WorkerProcess::spawn(spec);
   if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
-  candidate_.emplace(std::move(*candidate));
+  slot(Role::kCandidate).emplace(std::move(*candidate));
   note(fmt::format("build stage: candidate worker spawned cold, no device{}",
                    pch_inside.is_null() ? "" : ", with the precompiled headers"));
   worker::Message import;
@@ -90,7 +90,7 @@ std::expected<void, Failure> Verification::build_stage() {
                    {"candidate", candidate_view(candidate_copy_).string()},
                    {"builds", {{"mode", "build"}, {"dir", candidate_view(out).string()}, {"pch", pch_inside}}}};
   if (init_inputs) import.header["init_inputs"] = *init_inputs;
-  if (auto sent = candidate_->send(import, deadline_); !sent)
+  if (auto sent = worker(Role::kCandidate).send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "building", true));
   auto hello = receive(Role::kCandidate, "starting the build", deadline_);
   if (!hello) return std::unexpected(hello.error());
@@ -100,8 +100,8 @@ std::expected<void, Failure> Verification::build_stage() {
   result_.timings.compile_s = imported->header.value("import_s", seconds_since(compile_start));
   note(fmt::format("build stage: candidate imported in {:.2f} s, {} extension(s) built",
                    *result_.timings.compile_s, imported->header.value("extensions", 0)));
-  candidate_->shutdown(worker::Clock::now() + std::chrono::seconds(5));
-  candidate_.reset();
+  worker(Role::kCandidate).shutdown(worker::Clock::now() + std::chrono::seconds(5));
+  slot(Role::kCandidate).reset();
   // Out of the directory the candidate may write, before anything loads it.
   fs::path kept = req_.scratch_dir / std::string(kPrebuilt);
   std::error_code ec;

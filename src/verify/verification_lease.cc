@@ -37,14 +37,13 @@ void Verification::ensure_lease_groups() {
   }
   note(fmt::format("lease: cold workers run in cpuset cgroups of cores {} ({}, {})", candidate->cores(),
                    reference->cpuset_dir().string(), candidate->cpuset_dir().string()));
-  reference_group_.emplace(std::move(*reference));
-  candidate_group_.emplace(std::move(*candidate));
+  workers_.set_groups(std::move(*reference), std::move(*candidate));
 }
 
 // An A/A run's candidate is the reference: its cold workers join the
 // reference's group.
 const std::optional<util::CpuCgroup>& Verification::lease_group(bool candidate) const {
-  return candidate && !req_.candidate_is_reference ? candidate_group_ : reference_group_;
+  return workers_.group(candidate && !req_.candidate_is_reference);
 }
 
 std::vector<std::string> Verification::entering_lease(Role role, std::vector<std::string> argv) const {
@@ -71,8 +70,8 @@ SideReader tree_reader(std::vector<pid_t> roots, std::string source) {
 // zygote's cpuacct group or process tree, its cold workers' group or
 // process trees.
 std::optional<SideReader> Verification::side_reader(bool candidate) const {
-  const auto& first = candidate ? candidate_ : reference_;
-  const auto& twin = candidate ? candidate_twin_ : twin_;
+  const auto& first = workers_.slot(candidate ? Role::kCandidate : Role::kReference);
+  const auto& twin = workers_.slot(candidate ? Role::kCandidateTwin : Role::kTwin);
   const auto& group = lease_group(candidate);
   const char* side = candidate ? "candidate" : "reference";
   if (!first || !twin) return std::nullopt;
@@ -100,11 +99,10 @@ std::optional<SideReader> Verification::side_reader(bool candidate) const {
 // trees in /proc. Not for a candidate: a process it detaches from its tree
 // would read as another's load, and that share widens the clock check.
 std::optional<SideReader> Verification::sides_cpu_reader() const {
-  if (!lease_applies() || !reference_ || !twin_ || !candidate_ || !candidate_twin_) return std::nullopt;
+  if (!lease_applies() || !workers_.all()) return std::nullopt;
   auto candidate = side_reader(true);
   auto reference = side_reader(false);
-  bool one_group = req_.candidate_is_reference && reference_group_ && !reference_->warm() && !twin_->warm() &&
-                   !candidate_->warm() && !candidate_twin_->warm();
+  bool one_group = req_.candidate_is_reference && workers_.group(false) && workers_.none_warm();
   if (one_group && reference) return reference;
   if (candidate && reference) {
     return SideReader{[candidate = std::move(candidate->read),
@@ -118,12 +116,11 @@ std::optional<SideReader> Verification::sides_cpu_reader() const {
                       candidate->ticks || reference->ticks};
   }
   if (!req_.candidate_is_reference) return std::nullopt;
-  return tree_reader({reference_->pid(), twin_->pid(), candidate_->pid(), candidate_twin_->pid()},
-                     "the four workers' process trees in /proc");
+  return tree_reader(workers_.pids(), "the four workers' process trees in /proc");
 }
 
 std::optional<LeaseWatch> Verification::make_lease_watch() {
-  if (!lease_applies() || !candidate_ || !candidate_twin_) return std::nullopt;
+  if (!lease_applies() || !workers_.has(Role::kCandidate) || !workers_.has(Role::kCandidateTwin)) return std::nullopt;
   if (req_.candidate_is_reference) {
     note("lease: the candidate is the reference (an A/A run); not watched");
     return std::nullopt;

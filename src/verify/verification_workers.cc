@@ -185,34 +185,34 @@ std::expected<void, Failure> Verification::start_workers() {
   state_dir_ = req_.scratch_dir / "reference";
   if (req_.warm) {
     for (const auto& line : req_.warm->notes) note(line);
-    reference_ = fork_warm(Role::kReference, threads, env_overrides);
-    if (!req_.candidate_is_reference) candidate_ = fork_warm(Role::kCandidate, threads, env_overrides);
+    slot(Role::kReference) = fork_warm(Role::kReference, threads, env_overrides);
+    if (!req_.candidate_is_reference) slot(Role::kCandidate) = fork_warm(Role::kCandidate, threads, env_overrides);
   }
   // The reference is trusted (the dataset's own code); the candidate is boxed.
-  if (!req_.candidate_is_reference && !candidate_) {
+  if (!req_.candidate_is_reference && !workers_.has(Role::kCandidate)) {
     if (auto boxed = make_box(); !boxed) return boxed;
   }
-  if (!reference_ || !candidate_) ensure_lease_groups();
+  if (!workers_.has(Role::kReference) || !workers_.has(Role::kCandidate)) ensure_lease_groups();
   // Both start now so their Python/torch startup overlaps.
-  if (!reference_) {
+  if (!workers_.has(Role::kReference)) {
     auto reference = worker::WorkerProcess::spawn(cold_spec(Role::kReference, threads));
     if (!reference) return std::unexpected(Failure{Verdict::kHarnessError, reference.error()});
-    reference_.emplace(std::move(*reference));
+    slot(Role::kReference).emplace(std::move(*reference));
   }
-  if (!candidate_) {
+  if (!workers_.has(Role::kCandidate)) {
     auto candidate = worker::WorkerProcess::spawn(cold_spec(Role::kCandidate, threads));
     if (!candidate) return std::unexpected(Failure{Verdict::kHarnessError, candidate.error()});
-    candidate_.emplace(std::move(*candidate));
+    slot(Role::kCandidate).emplace(std::move(*candidate));
   }
   note(fmt::format("reference worker {}, candidate worker {}",
-                   reference_->warm() ? "forked warm" : "spawned cold",
-                   candidate_->warm() ? "forked warm" : "spawned cold"));
+                   worker(Role::kReference).warm() ? "forked warm" : "spawned cold",
+                   worker(Role::kCandidate).warm() ? "forked warm" : "spawned cold"));
   // The candidate imports its own copy, from where it may read.
   // A warm candidate reads from its own dir in the zygote's box; its
   // sibling sources go along so that it can import them.
   auto& candidate_file = candidate_import_;
   candidate_file = candidate_copy_;
-  if (candidate_->warm()) {
+  if (worker(Role::kCandidate).warm()) {
     candidate_file = state_dir_ / candidate_copy_.filename();
     for (const auto& file : candidate_files_) {
       if (auto copied = util::copy_regular_file(file, state_dir_ / file.filename()); !copied)
@@ -221,7 +221,7 @@ std::expected<void, Failure> Verification::start_workers() {
     }
   }
   if (!req_.candidate_is_reference) {
-    if (auto taken = take_prebuilt(candidate_->warm() ? state_dir_ : req_.scratch_dir); !taken) return taken;
+    if (auto taken = take_prebuilt(worker(Role::kCandidate).warm() ? state_dir_ : req_.scratch_dir); !taken) return taken;
   }
   return load_and_import(candidate_file);
 }
@@ -281,10 +281,10 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   // reference builds its model. When the reference first solves the sizes,
   // an A/A candidate (which loads the problem itself) waits for them.
   bool candidate_waits = req_.solve_sizes && req_.candidate_is_reference;
-  if (auto sent = reference_->send(load, deadline_); !sent)
+  if (auto sent = worker(Role::kReference).send(load, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kReference, sent.error(), "startup", true));
   if (!candidate_waits) {
-    if (auto sent = candidate_->send(import, deadline_); !sent)
+    if (auto sent = worker(Role::kCandidate).send(import, deadline_); !sent)
       return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
   }
   auto hello_ref = receive(Role::kReference, "startup", deadline_);
@@ -306,7 +306,7 @@ std::expected<void, Failure> Verification::load_and_import(const fs::path& candi
   note("reference loaded");
   if (candidate_waits) {
     import.header["overrides"] = overrides_;
-    if (auto sent = candidate_->send(import, deadline_); !sent)
+    if (auto sent = worker(Role::kCandidate).send(import, deadline_); !sent)
       return std::unexpected(channel_failure(Role::kCandidate, sent.error(), "startup", true));
   }
   if (auto imported = receive_import(); !imported) return imported;
@@ -327,12 +327,12 @@ std::expected<void, Failure> Verification::start_twins() {
   auto twin_dir = req_.scratch_dir / std::string(role_name(Role::kTwin));
   if (auto made = util::make_dirs(twin_dir); !made)
     return std::unexpected(Failure{Verdict::kHarnessError, made.error()});
-  if (req_.warm) twin_ = fork_warm(Role::kTwin, threads, env_overrides);
+  if (req_.warm) slot(Role::kTwin) = fork_warm(Role::kTwin, threads, env_overrides);
   // A candidate forked warm has its files in the zygote's box: its twin
   // must come from there too.
-  if (candidate_->warm()) {
-    candidate_twin_ = fork_warm(Role::kCandidateTwin, threads, env_overrides);
-    if (!candidate_twin_)
+  if (worker(Role::kCandidate).warm()) {
+    slot(Role::kCandidateTwin) = fork_warm(Role::kCandidateTwin, threads, env_overrides);
+    if (!workers_.has(Role::kCandidateTwin))
       return std::unexpected(Failure{Verdict::kHarnessError, "cannot fork the candidate's twin for timing"});
   }
   for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
@@ -354,9 +354,9 @@ std::expected<void, Failure> Verification::start_twins() {
     import.header["state_out"] = (req_.scratch_dir / "candidate" / "state_twin.pt").string();
   }
   constexpr std::string_view kStarting = "starting the twins for timing";
-  if (auto sent = twin_->send(load, deadline_); !sent)
+  if (auto sent = worker(Role::kTwin).send(load, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kTwin, sent.error(), kStarting, true));
-  if (auto sent = candidate_twin_->send(import, deadline_); !sent)
+  if (auto sent = worker(Role::kCandidateTwin).send(import, deadline_); !sent)
     return std::unexpected(channel_failure(Role::kCandidateTwin, sent.error(), kStarting, true));
   for (Role role : {Role::kTwin, Role::kCandidateTwin}) {
     auto hello = receive(role, kStarting, deadline_);
@@ -372,8 +372,8 @@ std::expected<void, Failure> Verification::start_twins() {
     if (!built) return std::unexpected(built.error());
   }
   note(fmt::format("twins ready for timing: reference twin {}, candidate twin {}",
-                   twin_->warm() ? "forked warm" : "spawned cold",
-                   candidate_twin_->warm() ? "forked warm" : "spawned cold"));
+                   worker(Role::kTwin).warm() ? "forked warm" : "spawned cold",
+                   worker(Role::kCandidateTwin).warm() ? "forked warm" : "spawned cold"));
   return {};
 }
 

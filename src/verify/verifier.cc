@@ -80,7 +80,7 @@ void Verification::note_hello(Role role, const worker::Message& hello) {
                      startup->init_s));
     // Both workers start together: the case waits from the first request
     // until the later of the two is ready.
-    auto first_asked = std::min(reference_->requested(), candidate_->requested());
+    auto first_asked = std::min(worker(Role::kReference).requested(), worker(Role::kCandidate).requested());
     double since_first =
         std::chrono::duration<double>(w.requested() - first_asked).count() + startup->total_s();
     result_.timings.worker_start_s = std::max(result_.timings.worker_start_s.value_or(0), since_first);
@@ -148,39 +148,12 @@ std::expected<void, Failure> Verification::prepare() {
   return {};
 }
 
-std::expected<worker::Message, Failure> Verification::receive(Role role, std::string_view what, worker::Deadline deadline) {
-  auto reply = worker(role).receive(deadline);
-  if (!reply) return std::unexpected(channel_failure(role, reply.error(), what, deadline >= deadline_));
-  if (!reply->header.value("ok", false)) return std::unexpected(reply_failure(role, *reply, what));
-  return std::move(*reply);
-}
-
-std::expected<worker::Message, Failure> Verification::call(Role role, const worker::Message& request, std::string_view what,
-                                                   bool bounded_by_call_timeout) {
-  worker::Deadline deadline = bounded_by_call_timeout ? call_deadline() : deadline_;
-  if (auto sent = worker(role).send(request, deadline); !sent) {
-    return std::unexpected(channel_failure(role, sent.error(), what, deadline >= deadline_));
-  }
-  return receive(role, what, deadline);
-}
-
-Failure Verification::channel_failure(Role role, const worker::ChannelError& error, std::string_view what,
-                                      bool overall_deadline) {
-  if (error.kind == worker::ChannelError::Kind::kTimeout) worker(role).kill();
-  FailureContext context{.timeout = req_.config.timeout,
-                         .call_timeout = req_.config.call_timeout,
-                         .candidate_boxed = candidate_boxed_,
-                         .address_space_mb = req_.sandbox.address_space_mb,
-                         .sizes = result_.problem};
-  WorkerFailure failed = detail::channel_failure(role, error, what, overall_deadline, context);
-  note(failed.log_line);
-  return std::move(failed.failure);
-}
-
-Failure Verification::reply_failure(Role role, const worker::Message& reply, std::string_view what) {
-  WorkerFailure failed = detail::reply_failure(role, reply, what);
-  note(failed.log_line);
-  return std::move(failed.failure);
+FailureContext Verification::failure_context() const {
+  return {.timeout = req_.config.timeout,
+          .call_timeout = req_.config.call_timeout,
+          .candidate_boxed = candidate_boxed_,
+          .address_space_mb = req_.sandbox.address_space_mb,
+          .sizes = result_.problem};
 }
 
 std::expected<void, Failure> Verification::measure_performance() {
@@ -391,9 +364,7 @@ CaseResult Verification::run() {
     if (outcome.error().cheat) result_.cheat = outcome.error().cheat;
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
-  for (auto* side : {&reference_, &candidate_, &twin_, &candidate_twin_}) {
-    if (*side) (*side)->shutdown(worker::Clock::now() + std::chrono::seconds(5));
-  }
+  workers_.shutdown(std::chrono::seconds(5));
   if (!log_path_.empty()) finish_logs();
   if (!warm_dir_.empty()) {
     std::error_code ec;
