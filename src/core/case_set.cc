@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "core/selector.h"
+#include "util/nearest.h"
 
 namespace kgym {
 
@@ -107,21 +108,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // Up to three existing stems closest to a missing number: the nearest ids.
 std::vector<std::string> near_numbers(const Level& level, int number) {
   std::vector<const Case*> by_distance;
@@ -146,7 +132,7 @@ std::vector<std::string> near_stems(const Level& level, const SelectorItem& item
   std::vector<std::pair<std::size_t, std::string>> scored;  // (rank, stem)
   for (const Case& c : level.cases) {
     std::string name = lower(c.name);
-    std::size_t distance = edit_distance(name, wanted_name);
+    std::size_t distance = util::edit_distance(name, wanted_name);
     if (c.number == item.first || name == wanted_name) {
       scored.emplace_back(distance, c.stem());
     } else if (!name_exists && distance <= std::max<std::size_t>(2, wanted_name.size() / 4)) {

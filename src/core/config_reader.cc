@@ -3,32 +3,18 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <numeric>
 #include <set>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/nearest.h"
+
 namespace kgym::config_detail {
 namespace fs = std::filesystem;
 
 namespace {
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
 
 int line_of(const YAML::Node& node, int fallback) {
   return node.Mark().is_null() ? fallback : node.Mark().line + 1;
@@ -60,18 +46,7 @@ std::string nearest_name(std::string_view name, std::span<const std::string_view
     if (name == alias && std::ranges::find(allowed, canonical) != allowed.end())
       return std::string(canonical);
   }
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
-  for (std::string_view candidate : allowed) {
-    size_t distance = edit_distance(name, candidate);
-    if (name.size() >= 3 && (candidate.starts_with(name) || name.starts_with(candidate)))
-      distance = std::min<size_t>(distance, 1);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best;
+  return util::nearest_name(name, allowed);
 }
 
 std::string describe(const YAML::Node& node) {

@@ -14,6 +14,16 @@ expect_exit 0 "kgym cases with a selector" "$KGYM" cases --bench-dir "$SRC/data/
 expect_exit 2 "an unknown case id" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases 42
 expect_exit 2 "a malformed selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "1:x"
 
+# An unknown command or option is named, with the nearest known one.
+expect_exit 2 "an unknown command" "$KGYM" repor
+expect_output "unknown command 'repor' for kgym; did you mean 'report'\?" "names it and the nearest command"
+expect_exit 2 "an unknown subcommand of history" "$KGYM" history indx
+expect_output "unknown command 'indx' for kgym history; did you mean 'index'\?" "names it and the nearest"
+expect_exit 2 "an unknown option" "$KGYM" run --sett x=1
+expect_output "unknown option '--sett' for kgym run; did you mean '--set'\?" "names it and the nearest option"
+expect_exit 2 "a command nothing is near" "$KGYM" frobnicate
+expect_output "the commands: run, cases, verify" "lists the commands"
+
 expect_exit 2 "a config file that does not exist" "$KGYM" run --config "$TMP/nope.yaml"
 expect_output "nope.yaml" "names the missing file"
 # --backend and --set are one layer: the execution is checked against the
