@@ -51,6 +51,11 @@ int run_cases(const CasesOptions& options, bool from_flags) {
     level = config->level;
     selector = config->cases;
   }
+  if (std::error_code ec; from_flags && !std::filesystem::is_directory(bench_dir, ec)) {
+    fmt::print(stderr, "kgym cases: --bench-dir {}: no such directory; pass the directory that holds level1/, "
+                       "level2/, ...\n", bench_dir.string());
+    return kExitUsage;
+  }
   auto cases = select_cases(bench_dir, level, selector);
   if (!cases) {
     print_error_lines(cases.error().message);

@@ -98,11 +98,26 @@ std::expected<void, std::string> ConfigDocument::apply(std::string_view flag, st
   auto value = parse_value(flag_item, item.substr(eq + 1));
   if (!value) return std::unexpected(value.error());
 
+  std::string created = first_missing_prefix(segments);
   set_path(segments, *value);
   std::string path(key);
   std::erase_if(flag_origins_, [&](const auto& origin) { return is_same_or_parent(path, origin.first); });
   flag_origins_.emplace_back(path, flag_item);
+  // A key the flag brought into the document (`--set foo.bar=1` makes
+  // `foo`): an error about it is the flag's too.
+  if (!created.empty() && created != path) flag_origins_.emplace_back(created, flag_item);
   return {};
+}
+
+std::string ConfigDocument::first_missing_prefix(const std::vector<std::string>& segments) const {
+  YAML::Node current = YAML::Clone(root_);
+  std::string prefix;
+  for (const std::string& segment : segments) {
+    prefix += (prefix.empty() ? "" : ".") + segment;
+    if (!current.IsMap() || !current[segment].IsDefined() || current[segment].IsNull()) return prefix;
+    current.reset(current[segment]);
+  }
+  return "";
 }
 
 std::expected<void, std::string> ConfigDocument::apply_override(std::string_view item) {

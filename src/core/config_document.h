@@ -52,6 +52,9 @@ class ConfigDocument {
   // The flag item that last set `key_path` or a parent of it; nullptr if none.
   const std::string* flag_for(std::string_view key_path) const;
   void set_path(const std::vector<std::string>& segments, const YAML::Node& value);
+  // The dotted path of the first of `segments` the document lacks; "" when
+  // it has them all.
+  std::string first_missing_prefix(const std::vector<std::string>& segments) const;
 
   std::filesystem::path file_;
   YAML::Node root_;

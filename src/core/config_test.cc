@@ -174,6 +174,14 @@ TEST_F(ConfigTest, SetValueErrorsNameTheFlag) {
       Contains(message, "--override batch_size=x: key 'problem.overrides.batch_size': expected an integer"));
 }
 
+TEST_F(ConfigTest, AnUnknownKeyASetBroughtInIsTheFlagsNotTheFiles) {
+  std::string message = error_of(kMinimal, {"foo.bar=1"});
+  EXPECT_TRUE(Contains(message, "--set foo.bar=1: key 'foo': unknown key")) << message;
+  // A key the file has keeps its own place.
+  message = error_of(std::string(kMinimal) + "foo: 1\n", {"concurrency=2"});
+  EXPECT_FALSE(Contains(message, "--set")) << message;
+}
+
 TEST_F(ConfigTest, MalformedFlagItemsAreErrorsNamingTheFlag) {
   std::string message =
       error_of(kMinimal, {"concurrency", "=3", "a..b=1", "devices=[0,1"}, {"batch_size", "a.b=1"});

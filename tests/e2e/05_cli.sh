@@ -13,6 +13,10 @@ expect_exit 0 "kgym cases with a selector" "$KGYM" cases --bench-dir "$SRC/data/
 
 expect_exit 2 "an unknown case id" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases 42
 expect_exit 2 "a malformed selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "1:x"
+expect_exit 2 "a --bench-dir that does not exist" "$KGYM" cases --bench-dir "$TMP/nowhere"
+expect_output "^kgym cases: --bench-dir $TMP/nowhere: no such directory" "names the flag, not the config key"
+expect_exit 2 "a --set of a key that does not exist" "$KGYM" run --set foo.bar=1
+expect_output "^--set foo.bar=1: key 'foo': unknown key" "names the flag, not the default config"
 
 # An unknown command or option is named, with the nearest known one.
 expect_exit 2 "an unknown command" "$KGYM" repor
