@@ -179,6 +179,12 @@ void append_timing_flags(std::string& md, const Summary& s) {
         "\n> **Timing ran on busy cores** in the `contended` cases: other processes used more than 10 % of "
         "the leased cores, so their times describe a busy machine. Rerun them on idle cores (`devices`).\n";
   }
+  if (s.timing_flags.contains("uncertain")) {
+    md +=
+        "\n> **Uncertain speedups** in the `uncertain` cases: the 95 % interval's upper end is more than twice "
+        "its lower, so the median says little. A busy machine or few timed rounds widen it; rerun them on idle "
+        "cores or with a larger `verifier.timing.budget_sec`.\n";
+  }
   md += "\nFlags are explained in docs/results.md.\n\n";
 }
 

@@ -123,6 +123,14 @@ TEST(Summarize, TimingFlagsAreCountedAndBusyCoresWarned) {
   EXPECT_EQ(summary_markdown(quiet, RunInfo{}).find("Timing flags"), std::string::npos);
 }
 
+TEST(Summarize, UncertainSpeedupsAreExplained) {
+  CaseResult a = make_result("level1/1_A", Verdict::kPass, 1.4);
+  a.performance->flags = {"uncertain"};
+  std::string md = summary_markdown(summarize({a}), RunInfo{});
+  EXPECT_NE(md.find("| `uncertain` | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Uncertain speedups"), std::string::npos) << md;
+}
+
 TEST(Summarize, FastPCountsOnlyPassingCasesAboveThreshold) {
   Summary s = sample_summary();
   ASSERT_EQ(s.fast_p.size(), 5u);

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -115,6 +116,9 @@ void Printer::case_finished(std::size_t done, std::size_t total, const CaseResul
   std::string speedup = r.performance ? fmt::format("{:.2f}x", r.performance->speedup.median) : "-";
   std::string took = r.timings.total_s ? fmt::format("{:.1f}s", *r.timings.total_s) : "-";
   std::string reason = r.verdict == Verdict::kPass ? "" : r.reason;
+  // A speedup whose interval says little is marked so where it is shown.
+  if (r.performance && std::ranges::find(r.performance->flags, "uncertain") != r.performance->flags.end())
+    reason = reason.empty() ? "speedup uncertain (its 95% interval is wide; see result.json)" : reason;
   if (reason.size() > 100) reason = reason.substr(0, 97) + "...";
   int width = static_cast<int>(fmt::format("{}", total).size());
   std::string verdict = fmt::format("{:<17}", to_string(r.verdict));

@@ -99,6 +99,18 @@ TEST(Printer, PlainStreamGetsOneLinePerEventAndNoEscapes) {
   EXPECT_EQ(err.text(), "kgym: warning: disk full\n");
 }
 
+TEST(Printer, AnUncertainSpeedupIsMarkedOnItsLine) {
+  MemoryStream out, err;
+  util::FakeClock clock;
+  Printer printer(out.file(), err.file(), PrinterOptions{.live = false, .color = false, .width = 80}, clock);
+  CaseResult r = result(Verdict::kPass, "level1/1_A");
+  r.performance.emplace();
+  r.performance->speedup.median = 1.42;
+  r.performance->flags = {"uncertain"};
+  printer.case_finished(1, 1, r);
+  EXPECT_NE(out.text().find("1.42x   12.3s  speedup uncertain"), std::string::npos) << out.text();
+}
+
 TEST(Printer, TerminalKeepsOneStatusLineBelowFinishedCases) {
   MemoryStream out, err;
   util::FakeClock clock;

@@ -1,6 +1,7 @@
 // The timing's integrity checks (verify/timing_checks.h) as pure functions
 // of scripted figures; the session that feeds them is timing_session_test.cc.
 #include "verify/timing_checks.h"
+#include "verify/timing_session.h"
 
 #include <optional>
 #include <string>
@@ -143,6 +144,13 @@ TEST(TimingChecks, ForeignShare) {
   EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 0.5), 0.125);
   // Own CPU above the counted busy time (tick rounding) is no negative load.
   EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 1.2), 0.0);
+}
+
+TEST(TimingChecks, AnIntervalOverTwiceAsHighAsItsLowerEndIsUncertain) {
+  EXPECT_FALSE(uncertain_speedup({.median = 1.4, .ci95 = Interval{1.2, 1.6}}));
+  EXPECT_FALSE(uncertain_speedup({.median = 1.4}));  // no interval: nothing to say
+  EXPECT_TRUE(uncertain_speedup({.median = 1.42, .ci95 = Interval{0.252, 7.885}}));
+  EXPECT_TRUE(uncertain_speedup({.median = 1.0, .ci95 = Interval{0.0, 1.5}}));
 }
 
 }  // namespace

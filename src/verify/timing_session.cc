@@ -517,6 +517,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   flag(perf.speedup.median > kExcessiveSpeedup, "excessive_speedup");
   flag(calls_per_worker_ < std::min(timing_.min_samples, timing_.max_repetitions), "few_samples");
   flag(perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare, "contended");
+  flag(uncertain_speedup(perf.speedup), "uncertain");
   if (perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare) {
     note_(
         fmt::format("timing: other processes used {:.0f} % of the leased cores while timing ran; these times "

@@ -118,5 +118,12 @@ std::array<Role, 4> round_order(int round);
 
 // `excessive_speedup`: more than this is rare enough to deserve a look.
 inline constexpr double kExcessiveSpeedup = 10.0;
+// A speedup interval whose upper end is more than this many times its lower
+// says little about the kernel: flagged `uncertain`.
+inline constexpr double kUncertainSpan = 2.0;
+// Whether `speedup`'s interval is that wide (or has no lower end above 0).
+inline bool uncertain_speedup(const SpeedupEstimate& speedup) {
+  return speedup.ci95 && (speedup.ci95->lo <= 0 || speedup.ci95->hi > kUncertainSpan * speedup.ci95->lo);
+}
 
 }  // namespace kgym::verify

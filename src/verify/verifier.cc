@@ -148,6 +148,18 @@ std::expected<void, Failure> Verification::prepare() {
   return {};
 }
 
+// Why a speedup's interval is too wide to mean much, as the record shows it.
+static std::string uncertainty_cause(const Performance& perf) {
+  const auto& ci = *perf.speedup.ci95;
+  std::string span = ci.lo > 0 ? fmt::format("its upper end is {:.1f}x its lower", ci.hi / ci.lo) : "it reaches 0";
+  std::string cause =
+      perf.foreign_cpu_share && *perf.foreign_cpu_share > kContendedShare
+          ? fmt::format("other processes used {:.0f} % of the leased cores", *perf.foreign_cpu_share * 100)
+          : fmt::format("{} timed rounds; a larger verifier.timing.budget_sec or idle cores narrow it",
+                        perf.rounds_ms.size());
+  return fmt::format("uncertain: {} ({})", span, cause);
+}
+
 FailureContext Verification::failure_context() const {
   return {.timeout = req_.config.timeout,
           .call_timeout = req_.config.call_timeout,
@@ -357,6 +369,7 @@ CaseResult Verification::run() {
       result_.reason +=
           s.ci95 ? fmt::format("; speedup {:.3f}x (95% CI {:.3f}-{:.3f})", s.median, s.ci95->lo, s.ci95->hi)
                  : fmt::format("; speedup {:.3f}x", s.median);
+      if (uncertain_speedup(s)) result_.reason += "; " + uncertainty_cause(*result_.performance);
     }
   } else {
     result_.verdict = outcome.error().verdict;
