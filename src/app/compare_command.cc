@@ -1,4 +1,4 @@
-// `kgym compare RUN_A RUN_B [--md FILE] [--all]`: per-case verdict and
+// `kgym compare RUN_A RUN_B [--md FILE] [--all] [--fail-on regression]`: per-case verdict and
 // speedup changes between two runs and the change of the aggregates, read
 // from the runs' result.json files.
 #include <unistd.h>
@@ -27,6 +27,7 @@ struct CompareArgs {
   std::string run_a, run_b;
   std::string markdown_file;
   bool all_cases = false;
+  std::string fail_on;  // "regression": exit 1 when a case broke or got slower
 };
 
 struct LoadedRun {
@@ -83,14 +84,30 @@ std::string torch_warning(const LoadedRun& a, const LoadedRun& b) {
       "A", fmt::join(a.torches, ", "), "B", fmt::join(b.torches, ", "));
 }
 
+// "" unless the runs selected different cases: their totals then compare
+// different things.
+std::string case_set_warning(const report::Comparison& c) {
+  int only_a = 0, only_b = 0;
+  for (const auto& change : c.cases) {
+    only_a += change.change == report::Change::kOnlyInA;
+    only_b += change.change == report::Change::kOnlyInB;
+  }
+  if (only_a == 0 && only_b == 0) return "";
+  return fmt::format(
+      "warning: the runs attempted different cases ({} only in A, {} only in B): their totals compare "
+      "different sets; the per-case rows and the speedup ratio over common cases compare like with like",
+      only_a, only_b);
+}
+
 int run_compare_command(const CompareArgs& args) {
   auto a = load_run(args.run_a);
   auto b = load_run(args.run_b);
   if (!a || !b) return kExitUsage;
   report::Comparison comparison = report::compare_runs(a->summary, b->summary);
   std::string warning = precision_warning(*a, *b);
-  if (std::string torch = torch_warning(*a, *b); !torch.empty())
-    warning = warning.empty() ? torch : warning + "\n" + torch;
+  for (const std::string& more : {torch_warning(*a, *b), case_set_warning(comparison)}) {
+    if (!more.empty()) warning = warning.empty() ? more : warning + "\n" + more;
+  }
   if (!warning.empty()) fmt::print("{}\n\n", warning);
   int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
   fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
@@ -107,6 +124,18 @@ int run_compare_command(const CompareArgs& args) {
     }
     fmt::print("wrote {}\n", args.markdown_file);
   }
+  if (args.fail_on == "regression") {
+    std::vector<std::string> regressed;
+    for (const auto& change : comparison.cases) {
+      if (change.change == report::Change::kBroken || change.change == report::Change::kSlower)
+        regressed.push_back(fmt::format("{} ({})", change.case_id, report::to_string(change.change)));
+    }
+    if (!regressed.empty()) {
+      fmt::print(stderr, "kgym compare: --fail-on regression: {} case(s) broke or got slower: {}\n",
+                 regressed.size(), fmt::join(regressed, ", "));
+      return kExitNotAllPassed;
+    }
+  }
   return kExitOk;
 }
 
@@ -120,6 +149,10 @@ Command add_compare_command(CLI::App& root) {
   app->add_option("RUN_B", args->run_b, "The run compared with it")->required();
   app->add_option("--md", args->markdown_file, "Also write the comparison as Markdown to this file");
   app->add_flag("--all", args->all_cases, "List every case, not only the changed ones");
+  app->add_option("--fail-on", args->fail_on,
+                  "regression: exit 1 when a case that passed in RUN_A does not in RUN_B, or got slower beyond "
+                  "both runs' intervals (a gate for CI)")
+      ->check(CLI::IsMember({"regression"}));
   return {app, [args] { return run_compare_command(*args); }};
 }
 

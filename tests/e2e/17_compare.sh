@@ -19,6 +19,14 @@ expect_output "^level1/4_Softmax +pass +pass +0\.29× → 0\.91× +faster ×3\.1
 expect_output "^level1/9_MSELoss +timeout +— .*only in A$" "a case only in the first run"
 expect_output "^5 cases unchanged" "unchanged cases are counted"
 expect_output "wrote $MD" "says where the Markdown is"
+expect_output "warning: the runs attempted different cases \(1 only in A, 0 only in B\)" \
+  "warns that the totals compare different case sets"
+
+# A gate for CI: --fail-on regression exits 1 when a case broke or got slower.
+expect_exit 1 "--fail-on regression with a broken case" "$KGYM" compare "$A" "$B" --fail-on regression
+expect_output "1 case\(s\) broke or got slower: level1/1_ReLU \(broken\)" "names the regression"
+expect_exit 0 "--fail-on regression of a run against itself" "$KGYM" compare "$A" "$A" --fail-on regression
+expect_exit 2 "--fail-on with an unknown condition" "$KGYM" compare "$A" "$B" --fail-on anything
 
 check "Markdown written" test -s "$MD"
 check "Markdown aggregate table" grep -qF "| correct | 55.6% | 62.5% | +6.9 pp |" "$MD"
