@@ -36,11 +36,26 @@ std::string first_line(std::string text) {
 
 // A harness that died without writing a final status leaves "running"
 // behind; say so instead of showing a run that never ends.
+// The pid is gone, a zombie nobody reaped, or by now another program's
+// (a pid is reused).
+bool harness_gone(int pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  auto stat = util::read_file(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return false;  // no /proc: only kill(2) can tell
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+  auto close = stat->rfind(')');
+  auto open = stat->find('(');
+  if (close == std::string::npos || open == std::string::npos || close + 2 >= stat->size()) return false;
+  char state = (*stat)[close + 2];
+  std::string comm = stat->substr(open + 1, close - open - 1);
+  return state == 'Z' || state == 'X' || !comm.starts_with("kgym");
+}
+
 std::string liveness_note(const RunState& s) {
-  if (is_final_status(s.status) || s.harness_pid <= 0) return "";
-  if (::kill(s.harness_pid, 0) == 0 || errno != ESRCH) return "";
-  return fmt::format("harness pid {} is gone: the run stopped without finishing (kgym run --resume {})",
-                     s.harness_pid, s.run_dir);
+  if (is_final_status(s.status) || s.harness_pid <= 0 || !harness_gone(s.harness_pid)) return "";
+  return fmt::format(
+      "its kgym run (pid {}) is gone: the run stopped without finishing; finish it with kgym run --resume {}",
+      s.harness_pid, s.run_dir);
 }
 
 class Screen {

@@ -44,6 +44,11 @@ kill_at "a candidate is verified" '"phase":"verifying"' "$(( $(count '"phase":"v
 kill_at "some results are in" '"event":"finished"' "$(( $(count '"event":"finished"') + 1 ))" \
   "$KGYM" run --resume "$RUN"
 
+# The monitor of a run whose kgym run was killed says so, and how to finish it.
+expect_exit 0 "kgym monitor --once on the killed run" "$KGYM" monitor "$RUN" --once
+expect_output "its kgym run \(pid [0-9]+\) is gone: the run stopped without finishing; finish it with kgym run --resume $RUN" \
+  "says its kgym run is gone and how to resume"
+
 declare -A before
 for f in "$RUN"/cases/level1/*/result.json; do [ -f "$f" ] && before["$f"]="$(md5sum <"$f")"; done
 declare -A generated_runs
