@@ -210,8 +210,15 @@ void read_replay_dir(ConfigReader& reader, const Mapping& agent_map, AgentConfig
       "<dir>/<level>_<N>_<Name>.py";
   std::optional<Entry> at = agent_map.get("dir");
   if (!at) {
-    if (agent.kind == "replay")
+    if (agent.kind == "replay" && agent_map.entries.empty()) {
+      reader.error(agent_map.missing("dir"),
+                   "the config has no agent section, so kgym replays stored candidates from agent.dir, which "
+                   "is not set",
+                   "set agent.dir to the stored candidates, or agent.kind (opencode, claude, codex or command) "
+                   "and its keys to run an agent (docs/agents.md)");
+    } else if (agent.kind == "replay") {
       reader.error(agent_map.missing("dir"), "required when agent.kind is replay", kFix);
+    }
     return;
   }
   auto dir = reader.path(*at, kFix);

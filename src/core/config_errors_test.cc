@@ -196,8 +196,11 @@ TEST_F(ConfigTest, CommandAgentNeedsArgv) {
 }
 
 TEST_F(ConfigTest, ReplayAgentNeedsAnExistingDir) {
-  EXPECT_TRUE(
-      Contains(error_of("bench_dir: bench\n"), at(1, "agent.dir") + "required when agent.kind is replay"));
+  // No agent section at all: the error says kgym would replay, and what to set.
+  EXPECT_TRUE(Contains(error_of("bench_dir: bench\n"),
+                       at(1, "agent.dir") + "the config has no agent section, so kgym replays stored candidates"));
+  EXPECT_TRUE(Contains(error_of("bench_dir: bench\nagent:\n  kind: replay\n"),
+                       at(2, "agent.dir") + "required when agent.kind is replay"));
   std::string message = error_of("bench_dir: bench\nagent:\n  dir: nowhere\n");
   EXPECT_TRUE(Contains(
       message, at(3, "agent.dir") + "'" + (dir_ / "nowhere").string() + "' does not exist; set agent.dir"));

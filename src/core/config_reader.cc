@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/config_predecessor.h"
 #include "util/nearest.h"
 
 namespace kgym::config_detail {
@@ -39,9 +40,11 @@ Entry Mapping::missing(std::string_view key) const {
 }
 
 std::string nearest_name(std::string_view name, std::span<const std::string_view> allowed) {
-  // torch's aliases of dtype names are not near their canonical names.
+  // torch's aliases of dtype names (and pypto-gym's name of a backend) are
+  // not near the names they stand for.
   constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
-      {"float", "float32"}, {"double", "float64"}, {"half", "float16"}, {"long", "int64"}, {"int", "int32"}};
+      {"float", "float32"}, {"double", "float64"}, {"half", "float16"}, {"long", "int64"}, {"int", "int32"},
+      {"ascend", "npu"}};  // pypto-gym's name of the backend
   for (auto [alias, canonical] : kAliases) {
     if (name == alias && std::ranges::find(allowed, canonical) != allowed.end())
       return std::string(canonical);
@@ -95,6 +98,19 @@ Mapping ConfigReader::mapping(const Entry& at, std::span<const std::string_view>
     }
     Entry entry{child_path(at.path, key.Scalar()), it->second, line};
     if (!allowed.empty() && std::ranges::find(allowed, key.Scalar()) == allowed.end()) {
+      if (auto instead = predecessor_key(entry.path)) {
+        error(entry, "unknown key", *instead);
+        // Its section's keys each have their own place in kgym.
+        if (entry.node.IsMap()) {
+          for (auto child = entry.node.begin(); child != entry.node.end(); ++child) {
+            if (!child->first.IsScalar()) continue;
+            Entry inner{child_path(entry.path, child->first.Scalar()), child->second,
+                        line_of(child->first, entry.line)};
+            if (auto moved = predecessor_key(inner.path)) error(inner, "unknown key", *moved);
+          }
+        }
+        continue;
+      }
       std::string nearest = nearest_name(key.Scalar(), allowed);
       std::string hint = nearest.empty() ? "" : fmt::format("did you mean '{}'? ", nearest);
       std::string where = at.path.empty() ? "at the top level" : fmt::format("under '{}'", at.path);

@@ -28,6 +28,34 @@ expect_output "unknown option '--sett' for kgym run; did you mean '--set'\?" "na
 expect_exit 2 "a command nothing is near" "$KGYM" frobnicate
 expect_output "the commands: run, cases, verify" "lists the commands"
 
+# A pypto-gym config: refused before any work, each of its keys named with
+# what takes its place (docs/migrating.md); the translation there passes.
+cat >"$TMP/pypto_gym.yaml" <<YAML
+bench_dir: $SRC/data/sample
+cases: "level1=1:3"
+devices: [0]
+concurrency: 1
+output: {root_dir: "", base_dir: benchmark_runs}
+pypto: {repo_root: "", opencode_model: my/model, timeout_sec: 7200, skip_pypto_gen: false, force_regen: false}
+verifier: {backend: ascend, mode: performance, verifier_mode: opencode, verify_rtol: 1.0e-3, verify_atol: 1.0e-3}
+monitor: {poll_sec: 3}
+YAML
+expect_exit 2 "a pypto-gym config" "$KGYM" run --config "$TMP/pypto_gym.yaml"
+expect_output "key 'agent.dir': the config has no agent section, so kgym replays stored candidates" \
+  "no agent section: says kgym would replay, and what to set"
+expect_output "key 'output.base_dir': unknown key; pypto-gym's key; in kgym it is output.root_dir" "output.base_dir"
+expect_output "key 'pypto.opencode_model': unknown key; pypto-gym's key; in kgym it is agent.model" "pypto.opencode_model"
+expect_output "key 'pypto.repo_root': unknown key; pypto-gym's key; in kgym it is agent.work_repo" "pypto.repo_root"
+expect_output "key 'verifier.verify_rtol': unknown key; pypto-gym's key; in kgym it is verifier.tolerances" "verify_rtol"
+expect_output "key 'verifier.backend': 'ascend' .*did you mean 'npu'" "backend ascend"
+check "no run directory was made" test ! -e benchmark_runs
+mkdir -p "$TMP/pypto"
+sed -n '/^```yaml$/,/^```$/p' "$SRC/docs/migrating.md" | sed '1d;$d' >"$TMP/translated.yaml"
+expect_exit 0 "its translation in docs/migrating.md passes validation" "$KGYM" cases --config "$TMP/translated.yaml" \
+  --set bench_dir="$SRC/data/sample" --set agent.work_repo="$TMP/pypto" --set agent.binary=/bin/true \
+  --set cases=level1=1:3
+expect_output "^level1/3_SumReduction$" "and selects its cases"
+
 expect_exit 2 "a config file that does not exist" "$KGYM" run --config "$TMP/nope.yaml"
 expect_output "nope.yaml" "names the missing file"
 # --backend and --set are one layer: the execution is checked against the
