@@ -9,10 +9,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/command.h"
 #include "core/case_set.h"
 #include "core/config.h"
+#include "util/json_text.h"
 
 namespace kgym::app {
 namespace {
@@ -23,6 +25,7 @@ struct CasesOptions {
   std::string bench_dir;
   std::string level = "level1";
   std::string cases;
+  bool json = false;
 };
 
 void print_error_lines(std::string_view message) {
@@ -62,7 +65,18 @@ int run_cases(const CasesOptions& options, bool from_flags) {
     return kExitUsage;
   }
   std::string out;
-  for (const Case& c : *cases) out += c.id() + "\n";
+  if (options.json) {
+    // One object (docs/results.md "Machine-readable output").
+    nlohmann::json list = nlohmann::json::array();
+    for (const Case& c : *cases)
+      list.push_back({{"id", c.id()}, {"level", c.level}, {"number", c.number}, {"name", c.name},
+                      {"file", c.file.string()}});
+    out = util::json_text({{"kgym_json", 1}, {"command", "cases"}, {"bench_dir", bench_dir.string()},
+                           {"cases", std::move(list)}}, 2) +
+          "\n";
+  } else {
+    for (const Case& c : *cases) out += c.id() + "\n";
+  }
   std::fputs(out.c_str(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitUsage;
 }
@@ -88,6 +102,7 @@ Command add_cases_command(CLI::App& root) {
       ->needs(bench_dir);
   app->add_option("--cases", options->cases, "selector, e.g. '1:21,31' or 'level1=1,3;level2=9'")
       ->needs(bench_dir);
+  app->add_flag("--json", options->json, "print one JSON object (the cases with their files) instead");
   bench_dir->excludes(config)->excludes(set);
   return Command{app, [options, bench_dir] { return run_cases(*options, bench_dir->count() > 0); }};
 }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "app/command.h"
 #include "core/case_paths.h"
@@ -19,6 +20,7 @@
 #include "report/load_results.h"
 #include "report/run_info.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace kgym::app {
 namespace {
@@ -28,6 +30,7 @@ struct CompareArgs {
   std::string markdown_file;
   bool all_cases = false;
   std::string fail_on;  // "regression": exit 1 when a case broke or got slower
+  bool json = false;
 };
 
 struct LoadedRun {
@@ -99,42 +102,82 @@ std::string case_set_warning(const report::Comparison& c) {
       only_a, only_b);
 }
 
+nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+// The comparison as one object (docs/results.md "Machine-readable output").
+nlohmann::json comparison_json(const report::Comparison& c, const CompareArgs& args,
+                               const std::vector<std::string>& warnings,
+                               const std::vector<std::string>& regressions) {
+  auto side = [](const report::CaseRow* row) -> nlohmann::json {
+    if (row == nullptr) return nullptr;
+    nlohmann::json out = {{"verdict", row->verdict ? nlohmann::json(to_string(*row->verdict)) : nlohmann::json()},
+                          {"speedup", optional_number(row->speedup)}};
+    if (row->speedup_ci95) out["speedup_ci95"] = {row->speedup_ci95->lo, row->speedup_ci95->hi};
+    return out;
+  };
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& change : c.cases) {
+    cases.push_back({{"case", change.case_id},
+                     {"change", report::to_string(change.change)},
+                     {"a", side(change.a)},
+                     {"b", side(change.b)},
+                     {"speedup_ratio", optional_number(change.speedup_ratio)}});
+  }
+  nlohmann::json aggregates = nlohmann::json::array();
+  for (const auto& delta : c.aggregates) {
+    std::string_view unit = delta.unit == report::AggregateDelta::Unit::kCount  ? "count"
+                            : delta.unit == report::AggregateDelta::Unit::kRate ? "rate"
+                                                                                : "speedup";
+    aggregates.push_back(
+        {{"name", delta.name}, {"a", optional_number(delta.a)}, {"b", optional_number(delta.b)}, {"unit", unit}});
+  }
+  return {{"kgym_json", 1},
+          {"command", "compare"},
+          {"run_a", args.run_a},
+          {"run_b", args.run_b},
+          {"warnings", warnings},
+          {"aggregates", std::move(aggregates)},
+          {"common_cases", c.common_cases},
+          {"common_speedup_ratio", optional_number(c.common_speedup_ratio)},
+          {"changed", c.changed},
+          {"cases", std::move(cases)},
+          {"regressions", regressions}};
+}
+
 int run_compare_command(const CompareArgs& args) {
   auto a = load_run(args.run_a);
   auto b = load_run(args.run_b);
   if (!a || !b) return kExitUsage;
   report::Comparison comparison = report::compare_runs(a->summary, b->summary);
-  std::string warning = precision_warning(*a, *b);
-  for (const std::string& more : {torch_warning(*a, *b), case_set_warning(comparison)}) {
-    if (!more.empty()) warning = warning.empty() ? more : warning + "\n" + more;
+  std::vector<std::string> warnings;
+  for (const std::string& w : {precision_warning(*a, *b), torch_warning(*a, *b), case_set_warning(comparison)})
+    if (!w.empty()) warnings.push_back(w);
+  std::vector<std::string> regressed;
+  for (const auto& change : comparison.cases) {
+    if (change.change == report::Change::kBroken || change.change == report::Change::kSlower)
+      regressed.push_back(fmt::format("{} ({})", change.case_id, report::to_string(change.change)));
   }
-  if (!warning.empty()) fmt::print("{}\n\n", warning);
-  int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
-  fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
+  if (args.json) {
+    fmt::print("{}\n", util::json_text(comparison_json(comparison, args, warnings, regressed), 2));
+  } else {
+    for (const std::string& w : warnings) fmt::print("{}\n", w);
+    if (!warnings.empty()) fmt::print("\n");
+    int width = monitor::terminal_size(STDOUT_FILENO, {160, 40}).columns;
+    fmt::print("{}", report::comparison_table(comparison, args.run_a, args.run_b, width, args.all_cases));
+  }
   if (!args.markdown_file.empty()) {
     std::string md = report::comparison_markdown(comparison, args.run_a, args.run_b, args.all_cases);
-    for (std::string_view rest = warning; !rest.empty();) {  // one quoted line per warning
-      auto end = rest.find('\n');
-      md = fmt::format("> **{}**\n\n", rest.substr(0, end)) + md;
-      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    }
+    for (auto w = warnings.rbegin(); w != warnings.rend(); ++w) md = fmt::format("> **{}**\n\n", *w) + md;
     if (auto ok = util::write_file_atomic(args.markdown_file, md); !ok) {
       fmt::print(stderr, "kgym compare: --md {}: {}\n", args.markdown_file, ok.error());
       return kExitUsage;
     }
-    fmt::print("wrote {}\n", args.markdown_file);
+    if (!args.json) fmt::print("wrote {}\n", args.markdown_file);
   }
-  if (args.fail_on == "regression") {
-    std::vector<std::string> regressed;
-    for (const auto& change : comparison.cases) {
-      if (change.change == report::Change::kBroken || change.change == report::Change::kSlower)
-        regressed.push_back(fmt::format("{} ({})", change.case_id, report::to_string(change.change)));
-    }
-    if (!regressed.empty()) {
-      fmt::print(stderr, "kgym compare: --fail-on regression: {} case(s) broke or got slower: {}\n",
-                 regressed.size(), fmt::join(regressed, ", "));
-      return kExitNotAllPassed;
-    }
+  if (args.fail_on == "regression" && !regressed.empty()) {
+    fmt::print(stderr, "kgym compare: --fail-on regression: {} case(s) broke or got slower: {}\n",
+               regressed.size(), fmt::join(regressed, ", "));
+    return kExitNotAllPassed;
   }
   return kExitOk;
 }
@@ -153,6 +196,7 @@ Command add_compare_command(CLI::App& root) {
                   "regression: exit 1 when a case that passed in RUN_A does not in RUN_B, or got slower beyond "
                   "both runs' intervals (a gate for CI)")
       ->check(CLI::IsMember({"regression"}));
+  app->add_flag("--json", args->json, "print the comparison as one JSON object instead of the table");
   return {app, [args] { return run_compare_command(*args); }};
 }
 

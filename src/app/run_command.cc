@@ -4,13 +4,17 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "app/command.h"
+#include "core/case_paths.h"
 #include "history/index.h"
 #include "run/campaign.h"
 #include "run/slurm_task.h"
+#include "util/fs.h"
 
 namespace kgym::app {
 namespace {
@@ -54,6 +58,7 @@ Command add_run_command(CLI::App& root) {
     std::string size;
     std::string precision;
     bool force = false;
+    bool json = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* app =
@@ -75,6 +80,9 @@ Command add_run_command(CLI::App& root) {
       "budget '{max_bytes: N, max_forward_ms: MS}'");
   app->add_option("--precision", args->precision,
                   "Short for --set problem.precision=VALUE: as_written, float32, float16 or bfloat16");
+  app->add_flag("--json", args->json,
+                "At the end print the run's summary object (summary.json, docs/results.md) on stdout; the "
+                "progress goes to stderr");
 
   return {app, [args]() -> int {
             if (args->force && args->resume.empty()) {
@@ -111,18 +119,33 @@ Command add_run_command(CLI::App& root) {
                 return history::index_after_run(db, run_dir);
               };
             }
+            auto ran_in = std::make_shared<std::filesystem::path>();
+            options.after_run = [ran_in, then = options.after_run](const std::filesystem::path& run_dir) {
+              *ran_in = run_dir;
+              return then ? then(run_dir) : std::string();
+            };
             options.kgym_argv0 = {self_exe()};
             int fd = install_interrupt_pipe();
             if (fd >= 0) options.interrupt_fd = fd;
-            run::Printer printer;
+            run::Printer printer(args->json ? stderr : stdout);
+            int code = kExitUsage;
             switch (run::run_campaign(*config, options, printer)) {
-              case run::CampaignStatus::kAllPassed: return kExitOk;
-              case run::CampaignStatus::kSomeFailed: return kExitNotAllPassed;
-              case run::CampaignStatus::kUsageError: return kExitUsage;
-              case run::CampaignStatus::kInterrupted: return kExitInterrupted;
-              case run::CampaignStatus::kOutputFailed: return kExitOutputFailed;
+              case run::CampaignStatus::kAllPassed: code = kExitOk; break;
+              case run::CampaignStatus::kSomeFailed: code = kExitNotAllPassed; break;
+              case run::CampaignStatus::kUsageError: code = kExitUsage; break;
+              case run::CampaignStatus::kInterrupted: code = kExitInterrupted; break;
+              case run::CampaignStatus::kOutputFailed: code = kExitOutputFailed; break;
             }
-            return kExitUsage;
+            if (args->json && !ran_in->empty()) {
+              // The summary as written, so that stdout and the file never differ.
+              auto summary = util::read_file(RunPaths{*ran_in}.summary_json());
+              if (!summary) {
+                fmt::print(stderr, "kgym: --json: {}\n", summary.error());
+                return code == kExitOk ? kExitOutputFailed : code;
+              }
+              std::fputs(summary->c_str(), stdout);
+            }
+            return code;
           }};
 }
 

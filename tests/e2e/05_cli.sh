@@ -11,6 +11,9 @@ expect_output "^level1/1_ReLU$" "lists level1/1_ReLU"
 expect_exit 0 "kgym cases with a selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "2:3,9"
 [ "$OUT" = $'level1/2_LeakyReLU\nlevel1/3_SumReduction\nlevel1/9_MSELoss' ] && ok "selector 2:3,9" || bad "selector 2:3,9" "$OUT"
 
+expect_exit 0 "kgym cases --json" bash -c "'$KGYM' cases --json >'$TMP/cases.json'"
+check "--json: one object with every case and its file" json_true "$TMP/cases.json" \
+  'r["kgym_json"] == 1 and len(r["cases"]) == 9 and r["cases"][0]["id"] == "level1/1_ReLU" and r["cases"][0]["file"].endswith("1_ReLU.py")'
 expect_exit 2 "an unknown case id" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases 42
 expect_exit 2 "a malformed selector" "$KGYM" cases --bench-dir "$SRC/data/sample" --cases "1:x"
 expect_exit 2 "a --bench-dir that does not exist" "$KGYM" cases --bench-dir "$TMP/nowhere"

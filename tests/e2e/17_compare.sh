@@ -26,6 +26,9 @@ expect_output "warning: the runs attempted different cases \(1 only in A, 0 only
 expect_exit 1 "--fail-on regression with a broken case" "$KGYM" compare "$A" "$B" --fail-on regression
 expect_output "1 case\(s\) broke or got slower: level1/1_ReLU \(broken\)" "names the regression"
 expect_exit 0 "--fail-on regression of a run against itself" "$KGYM" compare "$A" "$A" --fail-on regression
+expect_exit 0 "kgym compare --json" bash -c "'$KGYM' compare '$A' '$B' --json >'$TMP/compare.json'"
+check "--json: one object naming each change and the regression" json_true "$TMP/compare.json" \
+  'r["kgym_json"] == 1 and r["command"] == "compare" and r["regressions"] == ["level1/1_ReLU (broken)"] and {c["change"] for c in r["cases"]} >= {"broken", "fixed", "faster", "only in A"}'
 expect_exit 2 "--fail-on with an unknown condition" "$KGYM" compare "$A" "$B" --fail-on anything
 
 check "Markdown written" test -s "$MD"

@@ -6,8 +6,10 @@ source "$(dirname "$0")/lib.sh"
 scripted
 
 RUN="$TMP/runs/r"
-expect_exit 0 "a first run of three passing cases" "$KGYM" run --set output.root_dir="$TMP/runs" \
-  --set output.run_name=r --set cases="1,4,7" --set verifier.mode=correctness
+expect_exit 0 "a first run of three passing cases, --json" bash -c "'$KGYM' run --set output.root_dir='$TMP/runs' \
+  --set output.run_name=r --set cases=1,4,7 --set verifier.mode=correctness --json >'$TMP/run.json' 2>'$TMP/run.err'"
+check "--json: stdout is summary.json, the progress went to stderr" \
+  bash -c "cmp -s '$TMP/run.json' '$RUN/summary.json' && grep -q '\[3/3\]' '$TMP/run.err'"
 cp "$RUN/cases/level1/1_ReLU/result.json" "$TMP/relu_before.json"
 rm "$RUN/cases/level1/4_Softmax/result.json"
 rm -r "$RUN/cases/level1/7_RMSNorm"
