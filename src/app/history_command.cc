@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "app/command.h"
 #include "app/history_options.h"
@@ -13,6 +14,7 @@
 #include "history/location.h"
 #include "history/queries.h"
 #include "history/schema.h"
+#include "util/json_text.h"
 
 namespace kgym::app {
 
@@ -49,10 +51,23 @@ struct HistoryArgs {
   std::vector<std::string> roots;
   std::string case_id;
   std::string run;
+  bool json = false;
   CLI::App* index = nullptr;
   CLI::App* case_cmd = nullptr;
   CLI::App* regressions = nullptr;
 };
+
+nlohmann::json entry_json(const history::CaseEntry& e) {
+  auto number = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"run_name", e.run_name},
+          {"run_dir", e.run_dir},
+          {"model", e.model ? nlohmann::json(*e.model) : nlohmann::json()},
+          {"started_at", number(e.started_at)},
+          {"verdict", e.verdict},
+          {"speedup", number(e.speedup)},
+          {"speedup_ci95", e.speedup_lo && e.speedup_hi ? nlohmann::json({*e.speedup_lo, *e.speedup_hi})
+                                                        : nlohmann::json()}};
+}
 
 int run_index(HistoryArgs& args) {
   auto db = open_history_db(args.db, "history index");
@@ -97,6 +112,14 @@ int run_case(HistoryArgs& args) {
     fmt::print(stderr, "kgym history case: {}\n", entries.error());
     return kExitUsage;
   }
+  if (args.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& e : *entries) list.push_back(entry_json(e));
+    fmt::print("{}\n", util::json_text({{"kgym_json", 1}, {"command", "history case"}, {"case", args.case_id},
+                                         {"results", std::move(list)}},
+                                        2));
+    return kExitOk;
+  }
   fmt::print("{}", history::case_history_table(args.case_id, *entries));
   return kExitOk;
 }
@@ -109,7 +132,21 @@ int run_regressions(HistoryArgs& args) {
     fmt::print(stderr, "kgym history regressions: {}\n", report.error());
     return kExitUsage;
   }
-  fmt::print("{}", history::regressions_text(*report));
+  if (args.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& r : report->regressions)
+      list.push_back({{"case", r.case_id}, {"kind", r.kind}, {"before", entry_json(r.before)}, {"now", entry_json(r.now)}});
+    fmt::print("{}\n", util::json_text({{"kgym_json", 1},
+                                         {"command", "history regressions"},
+                                         {"run_name", report->run_name},
+                                         {"run_dir", report->run_dir},
+                                         {"config_hash", report->config_hash},
+                                         {"earlier_runs", report->earlier_runs},
+                                         {"regressions", std::move(list)}},
+                                        2));
+  } else {
+    fmt::print("{}", history::regressions_text(*report));
+  }
   return report->regressions.empty() ? kExitOk : kExitNotAllPassed;
 }
 
@@ -128,6 +165,8 @@ Command add_history_command(CLI::App& root) {
   args->regressions = app->add_subcommand(
       "regressions", "Cases that passed in an earlier run of the same config and now fail or are slower");
   args->regressions->add_option("RUN", args->run, "A run directory or run name")->required();
+  args->regressions->add_flag("--json", args->json, "print one JSON object instead of the text");
+  args->case_cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
   add_history_db_options(*args->regressions, args->db);
   return {app, [args] {
             if (args->index->parsed()) return run_index(*args);

@@ -49,6 +49,12 @@ expect_exit 1 "history regressions of the second run" "$KGYM" history regression
 echo "$OUT"
 expect_output "^second: 1 regression against 1 earlier run of config [0-9a-f]{12}" "one regression"
 expect_output "level1/1_ReLU +now fails +pass .*\(run first\) +-> +fail_correctness" "the case that now fails"
+"$KGYM" history regressions second --db "$DB" --json >"$TMP/regressions.json"
+check "history regressions --json exits 1 too and names the case" json_true "$TMP/regressions.json" \
+  'r["kgym_json"] == 1 and [x["case"] for x in r["regressions"]] == ["level1/1_ReLU"] and r["regressions"][0]["now"]["verdict"] == "fail_correctness"'
+"$KGYM" history case level1/1_ReLU --db "$DB" --json >"$TMP/case.json"
+check "history case --json: both results, newest first" json_true "$TMP/case.json" \
+  '[x["run_name"] for x in r["results"]] == ["second", "first"]'
 expect_exit 0 "the first run has nothing earlier" "$KGYM" history regressions "$TMP/runs/first" --db "$DB"
 expect_output "no earlier run of the same configuration" "says so"
 
