@@ -1,14 +1,16 @@
 // `kgym leaderboard [--by model|agent|workflow|config] [--level L] [--since
-// DATE] [--md FILE] [--html FILE]`: the indexed runs ranked (docs/history.md).
+// DATE] [--md FILE] [--html FILE] [--json]`: the indexed runs ranked (docs/history.md).
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/command.h"
 #include "app/history_options.h"
 #include "history/leaderboard.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace kgym::app {
 namespace {
@@ -17,7 +19,45 @@ struct LeaderboardArgs {
   HistoryDbOptions db;
   std::string by = "model";
   std::string level, since, markdown_file, html_file;
+  bool json = false;
 };
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json interval_json(const std::optional<Interval>& i) {
+  return i ? nlohmann::json({i->lo, i->hi}) : nlohmann::json();
+}
+nlohmann::json rate_json(const history::Rate& r) {
+  return {{"count", r.count}, {"rate", r.rate}, {"ci95", interval_json(r.ci95)}};
+}
+
+// The leaderboard as one object (docs/results.md "Machine-readable output").
+nlohmann::json leaderboard_json(const history::Leaderboard& board) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : board.entries) {
+    entries.push_back({{"key", e.key},
+                       {"runs", e.runs},
+                       {"cases", e.cases},
+                       {"pass_at_1", e.pass_at_1},
+                       {"pass_k", e.pass_k},
+                       {"pass_at_k", optional_json(e.pass_at_k)},
+                       {"correct", rate_json(e.correct)},
+                       {"cheat", rate_json(e.cheat)},
+                       {"fast_1", rate_json(e.fast_1)},
+                       {"fast_2", rate_json(e.fast_2)},
+                       {"geomean_speedup", {{"value", optional_json(e.geomean.value)},
+                                            {"ci95", interval_json(e.geomean.ci95)},
+                                            {"cases", e.geomean.cases}}},
+                       {"tokens_per_solve", optional_json(e.tokens_per_solve)},
+                       {"cost_per_solve", optional_json(e.cost_per_solve)}});
+  }
+  return {{"kgym_json", 1},
+          {"command", "leaderboard"},
+          {"by", history::to_string(board.by)},
+          {"common_cases", board.common_cases},
+          {"all_cases", board.all_cases},
+          {"case_sets_differ", board.case_sets_differ},
+          {"entries", std::move(entries)}};
+}
 
 bool write(std::string_view option, const std::string& file, const std::string& text) {
   if (file.empty()) return true;
@@ -54,6 +94,10 @@ int run_leaderboard(const LeaderboardArgs& args) {
     fmt::print(stderr, "kgym leaderboard: {}\n", board.error());
     return kExitUsage;
   }
+  if (args.json) {
+    fmt::print("{}\n", util::json_text(leaderboard_json(*board), 2));
+    return kExitOk;
+  }
   fmt::print("{}", history::leaderboard_table(*board));
   bool ok = write("--md", args.markdown_file, history::leaderboard_markdown(*board));
   ok = write("--html", args.html_file,
@@ -73,6 +117,9 @@ Command add_leaderboard_command(CLI::App& root) {
   app->add_option("--since", args->since, "Only runs started on or after this UTC date (YYYY-MM-DD)");
   app->add_option("--md", args->markdown_file, "Also write the leaderboard as Markdown to this file");
   app->add_option("--html", args->html_file, "Also write it as a self-contained HTML page to this file");
+  app->add_flag("--json", args->json, "print the leaderboard as one JSON object instead of the table")
+      ->excludes(app->get_option("--md"))
+      ->excludes(app->get_option("--html"));
   add_history_db_options(*app, args->db);
   return {app, [args] { return run_leaderboard(*args); }};
 }

@@ -38,6 +38,9 @@ check "Markdown written" grep -q '^| config | runs | cases | pass@1 |' "$TMP/lb.
 check "HTML written, self-contained" bash -c "grep -q '<table>' '$TMP/lb.html' && ! grep -qE '(src|href)=' '$TMP/lb.html'"
 expect_exit 0 "leaderboard by model" "$KGYM" leaderboard --db "$DB" --by model --level level1
 expect_output "^\(none\) +1 +2 " "replay runs have no model"
+"$KGYM" leaderboard --db "$DB" --by config --json >"$TMP/lb.json"
+check "leaderboard --json: one config, two cases, none passes" json_true "$TMP/lb.json" \
+  'r["kgym_json"] == 1 and r["by"] == "config" and len(r["entries"]) == 1 and r["entries"][0]["cases"] == 2 and r["entries"][0]["pass_at_1"] == 0'
 expect_exit 2 "leaderboard --by nonsense is a usage error" "$KGYM" leaderboard --db "$DB" --by colour
 
 expect_exit 0 "history case" "$KGYM" history case level1/1_ReLU --db "$DB"
