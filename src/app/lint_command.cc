@@ -9,11 +9,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/command.h"
 #include "core/backend.h"
 #include "core/case_set.h"
 #include "core/config.h"
+#include "util/json_text.h"
 #include "util/temp_dir.h"
 #include "verify/lint.h"
 #include "worker/probe.h"
@@ -33,6 +35,7 @@ struct LintOptions {
   std::string precision;  // --precision: problem.precision
   std::string python;     // --python: verifier.python
   unsigned long long seed = 0;
+  bool json = false;  // --json: one object at the end instead of the lines
 };
 
 int usage_error(const std::string& message) {
@@ -64,6 +67,9 @@ int run_lint(const LintOptions& options, bool from_flags) {
 
   Tolerance tolerance = tolerance_for(config->verifier.tolerances, "float32", backend_of(config->verifier));
   int with_findings = 0;
+  nlohmann::json problems = nlohmann::json::array();
+  // The lines go to stdout, or to stderr (as progress) under --json.
+  std::FILE* lines = options.json ? stderr : stdout;
   for (const Case& c : *cases) {
     verify::LintRequest req{.python = python->python,
                             .problem = c.file,
@@ -79,10 +85,20 @@ int run_lint(const LintOptions& options, bool from_flags) {
     auto report = verify::lint_problem(req);
     if (!report) {
       ++with_findings;
-      fmt::print("{}: lint_failed — {}\n", c.id(), report.error());
+      fmt::print(lines, "{}: lint_failed — {}\n", c.id(), report.error());
+      problems.push_back({{"case", c.id()}, {"file", c.file.string()}, {"lint_failed", report.error()}});
       continue;
     }
-    for (const auto& f : report->findings) fmt::print("{}: {} — {}\n", c.id(), f.kind, f.evidence);
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& f : report->findings) {
+      fmt::print(lines, "{}: {} — {}\n", c.id(), f.kind, f.evidence);
+      findings.push_back({{"kind", f.kind}, {"evidence", f.evidence}});
+    }
+    problems.push_back({{"case", c.id()},
+                        {"file", c.file.string()},
+                        {"findings", std::move(findings)},
+                        {"forward_ms", report->forward_ms ? nlohmann::json(*report->forward_ms) : nlohmann::json()},
+                        {"peak_rss_mb", report->peak_rss_mb ? nlohmann::json(*report->peak_rss_mb) : nlohmann::json()}});
     if (!report->findings.empty()) ++with_findings;
     std::string cost;
     if (report->forward_ms && report->peak_rss_mb) {
@@ -91,11 +107,18 @@ int run_lint(const LintOptions& options, bool from_flags) {
     }
     if (report->sizes && (!report->sizes->sizes.empty() || !report->sizes->fits))
       cost += "; " + describe_sizes(*report->sizes);
-    fmt::print("{}: {}{}\n", c.id(),
+    fmt::print(lines, "{}: {}{}\n", c.id(),
                report->findings.empty() ? "ok" : fmt::format("{} finding(s)", report->findings.size()), cost);
-    std::fflush(stdout);
+    std::fflush(lines);
   }
-  fmt::print("{} of {} problems have findings\n", with_findings, cases->size());
+  fmt::print(lines, "{} of {} problems have findings\n", with_findings, cases->size());
+  if (options.json) {
+    fmt::print("{}\n", util::json_text({{"kgym_json", 1},
+                                         {"command", "lint"},
+                                         {"with_findings", with_findings},
+                                         {"problems", std::move(problems)}},
+                                        2));
+  }
   return with_findings == 0 ? kExitOk : kExitNotAllPassed;
 }
 
@@ -130,6 +153,9 @@ Command add_lint_command(CLI::App& root) {
       ->capture_default_str()
       ->needs(bench_dir);
   app->add_option("--seed", options->seed, "seed of the probe inputs")->capture_default_str();
+  app->add_flag("--json", options->json,
+                "at the end print one JSON object (each problem's findings, time and memory); the lines go to "
+                "stderr");
   app->add_option("--python", options->python,
                   "interpreter that imports torch (default: the config's, else auto-detect)");
   bench_dir->excludes(config)->excludes(set);

@@ -30,6 +30,10 @@ expect_output "^level1/6_LinearRelu: ok " "a sound problem is ok"
 expect_output "^5 of 6 problems have findings" "counts the problems with findings"
 expect_exit 1 "a selector picks the problems" "$KGYM" lint --bench-dir bench 1,6
 expect_output "^1 of 2 problems have findings" "only the selected problems"
+"$KGYM" lint --bench-dir bench 1,6 --json >"$TMP/lint.json" 2>/dev/null
+check "lint --json: one object, the same findings" json_true "$TMP/lint.json" \
+  'r["kgym_json"] == 1 and r["with_findings"] == 1 and [p["case"] for p in r["problems"]] == ["level1/1_DropoutTrain", "level1/6_LinearRelu"] and r["problems"][1]["findings"] == [] and r["problems"][0]["findings"]'
+
 expect_exit 2 "a bad selector is a usage error" "$KGYM" lint --bench-dir bench 99
 
 # Verification runs the same self-consistency check on the reference.
