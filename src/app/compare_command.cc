@@ -3,6 +3,7 @@
 // from the runs' result.json files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -37,6 +38,7 @@ struct LoadedRun {
   report::Summary summary;
   std::set<std::string> precisions;  // problem.precision of its results
   std::set<std::string> torches;     // "VERSION (BUILD)" of its results that record one
+  nlohmann::json machine;            // run.json's machine (null when unrecorded)
 };
 
 // The summary of one run, or nullopt after telling the user why not.
@@ -58,7 +60,8 @@ std::optional<LoadedRun> load_run(const std::string& dir) {
     return std::nullopt;
   }
   for (const std::string& note : recovered.notes) fmt::print(stderr, "kgym compare: {}\n", note);
-  LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}};
+  LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}, {},
+                recovered.info.machine};
   for (const CaseResult& r : loaded.results) {
     run.precisions.insert(r.precision);
     if (r.environment && !r.environment->torch_version.empty())
@@ -87,6 +90,24 @@ std::string torch_warning(const LoadedRun& a, const LoadedRun& b) {
       "A", fmt::join(a.torches, ", "), "B", fmt::join(b.torches, ", "));
 }
 
+// "" unless run.json says the runs ran on different machines: their
+// speedups then time different hardware.
+std::string machine_warning(const LoadedRun& a, const LoadedRun& b) {
+  if (!a.machine.is_object() || !b.machine.is_object()) return "";
+  std::vector<std::string> differences;
+  for (const char* key : {"cpu_model", "online_cpus", "hostname", "devices"}) {
+    nlohmann::json in_a = a.machine.value(key, nlohmann::json()), in_b = b.machine.value(key, nlohmann::json());
+    if (in_a.is_null() || in_b.is_null() || in_a == in_b) continue;
+    auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    differences.push_back(fmt::format("{} {} / {}", key, text(in_a), text(in_b)));
+  }
+  if (differences.empty()) return "";
+  return fmt::format(
+      "warning: the runs ran on different machines (A / B: {}): a speedup is a ratio on one machine, so the "
+      "changes may be the hardware's, not the kernels'",
+      fmt::join(differences, "; "));
+}
+
 // "" unless the runs selected different cases: their totals then compare
 // different things.
 std::string case_set_warning(const report::Comparison& c) {
@@ -113,6 +134,9 @@ nlohmann::json comparison_json(const report::Comparison& c, const CompareArgs& a
     nlohmann::json out = {{"verdict", row->verdict ? nlohmann::json(to_string(*row->verdict)) : nlohmann::json()},
                           {"speedup", optional_number(row->speedup)}};
     if (row->speedup_ci95) out["speedup_ci95"] = {row->speedup_ci95->lo, row->speedup_ci95->hi};
+    out["uncertain"] =
+        std::find(row->timing_flags.begin(), row->timing_flags.end(), "uncertain") != row->timing_flags.end();
+    out["noise_factor"] = optional_number(row->noise_factor);
     return out;
   };
   nlohmann::json cases = nlohmann::json::array();
@@ -150,7 +174,8 @@ int run_compare_command(const CompareArgs& args) {
   if (!a || !b) return kExitUsage;
   report::Comparison comparison = report::compare_runs(a->summary, b->summary);
   std::vector<std::string> warnings;
-  for (const std::string& w : {precision_warning(*a, *b), torch_warning(*a, *b), case_set_warning(comparison)})
+  for (const std::string& w : {precision_warning(*a, *b), torch_warning(*a, *b), machine_warning(*a, *b),
+                              case_set_warning(comparison)})
     if (!w.empty()) warnings.push_back(w);
   std::vector<std::string> regressed;
   for (const auto& change : comparison.cases) {
@@ -194,7 +219,7 @@ Command add_compare_command(CLI::App& root) {
   app->add_flag("--all", args->all_cases, "List every case, not only the changed ones");
   app->add_option("--fail-on", args->fail_on,
                   "regression: exit 1 when a case that passed in RUN_A does not in RUN_B, or got slower beyond "
-                  "both runs' intervals (a gate for CI)")
+                  "both runs' intervals and noise floors (a gate for CI)")
       ->check(CLI::IsMember({"regression"}));
   app->add_flag("--json", args->json, "print the comparison as one JSON object instead of the table");
   return {app, [args] { return run_compare_command(*args); }};

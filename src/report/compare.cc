@@ -15,15 +15,21 @@ constexpr double kNoIntervalTolerance = 0.10;
 bool passed(const CaseRow* row) { return row && row->verdict == Verdict::kPass; }
 
 Change speed_change(const CaseRow& a, const CaseRow& b) {
-  if (!a.speedup || !b.speedup) return Change::kSame;
+  if (!a.speedup || !b.speedup || !(*a.speedup > 0) || !(*b.speedup > 0)) return Change::kSame;
+  double ratio = *b.speedup / *a.speedup;
+  // Beyond both runs' noise floors: a side timed against itself moved this
+  // much, so a smaller change is not one.
+  double floor = std::max(a.noise_factor.value_or(1.0), b.noise_factor.value_or(1.0));
+  bool beyond_floors = ratio > floor || ratio < 1 / floor;
   if (a.speedup_ci95 && b.speedup_ci95) {
+    if (!beyond_floors) return Change::kSame;
     if (b.speedup_ci95->lo > a.speedup_ci95->hi) return Change::kFaster;
     if (b.speedup_ci95->hi < a.speedup_ci95->lo) return Change::kSlower;
     return Change::kSame;
   }
-  double ratio = *b.speedup / *a.speedup;
-  if (ratio > 1 + kNoIntervalTolerance) return Change::kFaster;
-  if (ratio < 1 - kNoIntervalTolerance) return Change::kSlower;
+  double threshold = std::max(1 + kNoIntervalTolerance, floor);
+  if (ratio > threshold) return Change::kFaster;
+  if (ratio < 1 / threshold) return Change::kSlower;
   return Change::kSame;
 }
 

@@ -54,9 +54,11 @@ struct Comparison {
   int changed = 0;  // cases whose change is not kSame
 };
 
-// Compares two runs. A speedup counts as faster/slower when both 95%
-// intervals are known and do not overlap, or, without intervals, when the
-// medians differ by more than 10%.
+// Compares two runs. A speedup counts as faster/slower only when the ratio
+// of the medians lies beyond both runs' noise floors (CaseRow::noise_factor:
+// each side timed against itself moved that much) and, where both 95%
+// intervals are known, the intervals do not overlap; without intervals the
+// medians must also differ by more than 10%.
 Comparison compare_runs(const Summary& a, const Summary& b);
 
 // Terminal text (no escape codes, lines at most `width` cells): the

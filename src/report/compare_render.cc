@@ -1,5 +1,6 @@
 // The two renderings of a Comparison: aligned terminal text and Markdown.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -45,10 +46,28 @@ std::string verdict_text(const CaseRow* row) {
   return row->verdict ? std::string(to_string(*row->verdict)) : "not run";
 }
 
-std::string speedup_text(const CaseChange& c) {
-  std::string a = c.a ? format_speedup(c.a->speedup) : std::string(kAbsent);
-  std::string b = c.b ? format_speedup(c.b->speedup) : std::string(kAbsent);
-  return a + " \u2192 " + b;
+bool uncertain(const CaseRow* row) {
+  return row && std::find(row->timing_flags.begin(), row->timing_flags.end(), "uncertain") != row->timing_flags.end();
+}
+
+// "1.20× → 1.45× (uncertain)": a side whose interval is too wide to mean
+// much is marked.
+std::string side_speedup(const CaseRow* row) {
+  if (!row) return std::string(kAbsent);
+  std::string text = format_speedup(row->speedup);
+  return uncertain(row) ? text + " (uncertain)" : text;
+}
+
+std::string speedup_text(const CaseChange& c) { return side_speedup(c.a) + " \u2192 " + side_speedup(c.b); }
+
+// The line under the cases when a shown speedup is uncertain.
+std::optional<std::string> uncertain_line(const std::vector<const CaseChange*>& shown) {
+  for (const CaseChange* cc : shown)
+    if (uncertain(cc->a) || uncertain(cc->b))
+      return "(uncertain): the speedup's 95% interval spans more than 2x (a busy machine or few timed rounds); "
+             "its median says little, and compare calls a case faster or slower only beyond both runs' noise "
+             "floors";
+  return std::nullopt;
 }
 
 std::string change_text(const CaseChange& c) {
@@ -143,6 +162,7 @@ std::string comparison_table(const Comparison& c, const std::string& label_a, co
     auto w = widths_of(rows, cols);
     for (const auto& r : rows) lines.push_back(row(r, w, {false, false, false, false, false}));
   }
+  if (auto line = uncertain_line(shown)) lines.push_back(*line);
   std::size_t unchanged = c.cases.size() - static_cast<std::size_t>(c.changed);
   if (!all_cases && unchanged > 0 && !shown.empty()) {
     lines.push_back(
@@ -176,6 +196,7 @@ std::string comparison_markdown(const Comparison& c, const std::string& label_a,
     md += fmt::format("| `{}` | {} | {} | {} | **{}** |\n", cc->case_id, md_cell(verdict_text(cc->a)),
                       md_cell(verdict_text(cc->b)), speedup_text(*cc), md_cell(change_text(*cc)));
   }
+  if (auto line = uncertain_line(shown)) md += "\n" + md_cell(*line) + "\n";
   std::size_t unchanged = c.cases.size() - static_cast<std::size_t>(c.changed);
   if (!all_cases && unchanged > 0) md += fmt::format("\n{} case(s) unchanged.\n", unchanged);
   return md;

@@ -71,9 +71,55 @@ TEST_F(CompareTest, WithoutIntervalsTenPercentDecides) {
       if (r.performance) r.performance->speedup.ci95.reset();
     }
   }
-  Comparison c = compare_runs(summarize(before_), summarize(after_));
+  Summary a = summarize(before_), b = summarize(after_);  // the comparison points into their rows
+  Comparison c = compare_runs(a, b);
   EXPECT_EQ(change_of(c, "level1/1_Same").change, Change::kSame);  // +5%
   EXPECT_EQ(change_of(c, "level1/4_Faster").change, Change::kFaster);
+}
+
+TEST_F(CompareTest, OnlyBeyondBothRunsNoiseFloorsIsAChange) {
+  // 4_Faster doubles with disjoint intervals; a noise floor that itself
+  // reads 0.45-2.2 in run B says a side against itself moved that much.
+  for (CaseResult& r : after_) {
+    if (r.case_id == "level1/4_Faster")
+      r.performance->noise_floor = SpeedupEstimate{1.0, Interval{0.45, 2.2}};
+  }
+  Summary b = summarize(after_);  // the comparison points into its rows
+  Comparison c = compare_runs(a_, b);
+  EXPECT_EQ(change_of(c, "level1/4_Faster").change, Change::kSame);
+  EXPECT_EQ(change_of(c, "level1/5_Slower").change, Change::kSlower);  // its floors are unknown
+  ASSERT_TRUE(change_of(c, "level1/4_Faster").b->noise_factor);
+  EXPECT_NEAR(*change_of(c, "level1/4_Faster").b->noise_factor, 1 / 0.45, 1e-9);
+
+  // A narrow floor (0.98-1.03) leaves the change standing; the candidate's
+  // own floor in run A counts too.
+  for (CaseResult& r : after_) {
+    if (r.case_id == "level1/4_Faster")
+      r.performance->noise_floor = SpeedupEstimate{1.0, Interval{0.98, 1.03}};
+  }
+  for (CaseResult& r : before_) {
+    if (r.case_id == "level1/4_Faster")
+      r.performance->candidate_noise_floor = SpeedupEstimate{1.1, Interval{0.9, 1.5}};
+  }
+  Summary a = summarize(before_);
+  b = summarize(after_);
+  c = compare_runs(a, b);
+  EXPECT_EQ(change_of(c, "level1/4_Faster").change, Change::kFaster);  // x2 beyond x1.5
+}
+
+TEST_F(CompareTest, UncertainSpeedupsAreMarked) {
+  for (CaseResult& r : after_) {
+    if (r.case_id == "level1/4_Faster") r.performance->flags.push_back("uncertain");
+  }
+  Summary b = summarize(after_);
+  Comparison c = compare_runs(a_, b);
+  std::string table = comparison_table(c, "a", "b", 200);
+  EXPECT_NE(table.find("2.00× (uncertain)"), std::string::npos) << table;
+  EXPECT_NE(table.find("(uncertain): the speedup's 95% interval spans more than 2x"), std::string::npos);
+  std::string md = comparison_markdown(c, "a", "b");
+  EXPECT_NE(md.find("(uncertain)"), std::string::npos);
+  std::string plain = comparison_table(compare_runs(a_, b_), "a", "b", 200);  // b_ outlives it
+  EXPECT_EQ(plain.find("uncertain"), std::string::npos);
 }
 
 TEST_F(CompareTest, AggregateDeltas) {

@@ -14,6 +14,23 @@
 namespace kgym::report {
 namespace {
 
+// The factor (>= 1) by which the performance record's A/A noise floors
+// reach farthest from 1; nullopt when it has none.
+std::optional<double> noise_factor(const Performance& p) {
+  std::optional<double> widest;
+  for (const auto* floor : {&p.noise_floor, &p.candidate_noise_floor}) {
+    if (!*floor) continue;
+    std::vector<double> points = {(*floor)->median};
+    if ((*floor)->ci95) points.insert(points.end(), {(*floor)->ci95->lo, (*floor)->ci95->hi});
+    for (double v : points) {
+      if (!(v > 0) || !std::isfinite(v)) continue;
+      double factor = std::exp(std::abs(std::log(v)));
+      widest = std::max(widest.value_or(1.0), factor);
+    }
+  }
+  return widest;
+}
+
 Tally empty_tally() {
   Tally t;
   for (Verdict v : kAllVerdicts) t.verdicts[v] = 0;
@@ -52,6 +69,7 @@ CaseRow row_of(const CaseResult& r) {
     row.reference_ms = r.performance->reference.median_ms;
     row.candidate_ms = r.performance->candidate.median_ms;
     row.timing_flags = r.performance->flags;
+    row.noise_factor = noise_factor(*r.performance);
     for (const BaselineSpeedup& b : r.performance->speedup_vs) {
       CaseRow::Versus v{.baseline = b.name};
       if (b.speedup) {

@@ -106,6 +106,10 @@ struct CaseRow {
   std::optional<double> reference_ms;
   std::optional<double> candidate_ms;
   std::vector<std::string> timing_flags;  // performance.flags (contended, within_noise, ...)
+  // How far (a factor >= 1) the case's two A/A noise floors reach from 1:
+  // the largest of their medians and interval ends, or its reciprocal.
+  // nullopt without a noise floor (kgym compare's threshold, compare.h).
+  std::optional<double> noise_factor;
   std::string reason;
   std::optional<int> samples;  // samples run, for a case with several
   int samples_passed = 0;
