@@ -1,5 +1,6 @@
 #include "report/format.h"
 
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -24,6 +25,20 @@ std::string format_ms(std::optional<double> ms) {
 std::string format_rate(std::optional<double> rate) {
   if (!rate || !std::isfinite(*rate)) return std::string(kAbsent);
   return fmt::format("{:.1f}%", *rate * 100);
+}
+
+std::string speedup_signs(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    bool after_digit = i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])) != 0;
+    bool alone = i + 1 == text.size() || std::isalnum(static_cast<unsigned char>(text[i + 1])) == 0;
+    if (text[i] == 'x' && after_digit && alone) {
+      out += "\u00d7";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 std::string one_line(std::string_view text, std::size_t max_cells) {

@@ -20,5 +20,10 @@ std::string format_rate(std::optional<double> rate);
 // spaces, runs of spaces collapse, ends trimmed; then cut to `max_cells`
 // with "…".
 std::string one_line(std::string_view text, std::size_t max_cells);
+// The verifier's reasons write speedups as "1.450x"; the reports write
+// "1.450×". Each number followed by a lone "x" becomes "×" (a dimension
+// such as "64x16384" or a hex "0x1f" is left alone: a letter or digit
+// follows its x).
+std::string speedup_signs(std::string_view text);
 
 }  // namespace kgym::report

@@ -5,13 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "report/format.h"
 #include "report/svg.h"
 
 namespace kgym::report {
 namespace {
 
 constexpr double kLeft = 56, kRight = 16, kTop = 16;
-constexpr std::string_view kAxis = "#555", kGrid = "#e3e3e3", kAccent = "#1565c0";
+constexpr std::string_view kAxis = "#555", kGrid = "#e3e3e3", kAccent = "#1565c0", kUncertain = "#ff9800";
 
 std::string empty(std::string_view what) {
   return fmt::format("<p class=\"empty\">{}</p>", xml_escape(what));
@@ -70,28 +71,56 @@ std::string speedup_plot(const Summary& summary) {
   }
   lo = std::max(lo / 1.2, 1e-3);
   hi *= 1.2;
-  const double step = std::clamp(600.0 / static_cast<double>(rows.size()), 14.0, 60.0);
-  const double plot_w = step * static_cast<double>(rows.size());
-  const double plot_h = 220, bottom = 110;
+  // A narrow range holds few of the log axis' 1-2-5 ticks: then round
+  // linear ones, so the axis shows values and not only "1×".
+  std::vector<double> ticks = log_ticks(lo, hi);
+  if (ticks.size() < 3) {
+    ticks.clear();
+    for (double t : nice_ticks(lo, hi, 5))
+      if (t > 0) ticks.push_back(t);
+  }
+  // With few cases each point is labelled with its value.
+  const bool label_values = rows.size() <= 24;
+  const double step = std::clamp(600.0 / static_cast<double>(rows.size()), label_values ? 36.0 : 14.0, 60.0);
+  const double plot_w = std::max(step * static_cast<double>(rows.size()), 480.0);
+  const double plot_h = 220, bottom = 130;
   Svg svg(kLeft + plot_w + kRight, kTop + plot_h + bottom, "Speedup per passing case with 95% interval");
   Scale y{lo, hi, kTop + plot_h, kTop, true};
-  y_axis(svg, y, log_ticks(lo, hi), kLeft, kLeft + plot_w, "×");
+  y_axis(svg, y, ticks, kLeft, kLeft + plot_w, "\u00d7");
   svg.line(kLeft, y(1), kLeft + plot_w, y(1), kAxis, 1, true);
   svg.text(kLeft - 44, kTop + plot_h / 2, "speedup", "middle", 10, -90);
+  bool any_uncertain = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const CaseRow& r = *rows[i];
     double x = kLeft + step * (static_cast<double>(i) + 0.5);
-    std::string tip = fmt::format("{}: {:.3g}×", r.case_id, *r.speedup);
+    bool uncertain =
+        std::find(r.timing_flags.begin(), r.timing_flags.end(), "uncertain") != r.timing_flags.end();
+    any_uncertain = any_uncertain || uncertain;
+    std::string tip = fmt::format("{}: {:.3g}\u00d7", r.case_id, *r.speedup);
     if (r.speedup_ci95) {
       tip += fmt::format(" [{:.3g}, {:.3g}]", r.speedup_ci95->lo, r.speedup_ci95->hi);
       svg.line(x, y(r.speedup_ci95->lo), x, y(r.speedup_ci95->hi), kAccent, 1.5);
       svg.line(x - 4, y(r.speedup_ci95->lo), x + 4, y(r.speedup_ci95->lo), kAccent, 1.5);
       svg.line(x - 4, y(r.speedup_ci95->hi), x + 4, y(r.speedup_ci95->hi), kAccent, 1.5);
     }
+    if (uncertain) {
+      tip += " (uncertain: the interval spans more than 2\u00d7)";
+      svg.circle(x, y(*r.speedup), 7, kUncertain);
+    }
     svg.circle(x, y(*r.speedup), 4,
                *r.speedup >= 1 ? verdict_color("pass") : verdict_color("fail_correctness"), tip);
+    if (label_values) {
+      double top = y(r.speedup_ci95 ? r.speedup_ci95->hi : *r.speedup);
+      svg.text(x, std::max(top - 6, kTop - 2), format_speedup(r.speedup), "middle", 9);
+    }
     svg.text(x + 3, kTop + plot_h + 10, short_id(r.case_id), "end", 10, -50);
   }
+  std::vector<std::pair<std::string, std::string>> items = {
+      {"median \u2265 1\u00d7", std::string(verdict_color("pass"))},
+      {"median < 1\u00d7", std::string(verdict_color("fail_correctness"))},
+      {"95% interval", std::string(kAccent)}};
+  if (any_uncertain) items.emplace_back("uncertain (interval > 2\u00d7)", std::string(kUncertain));
+  legend(svg, kLeft, kTop + plot_h + bottom - 8, items);
   return svg.str();
 }
 
@@ -226,8 +255,10 @@ std::string phase_time_plot(const std::vector<CaseResult>& results) {
     }
     y += bar_h + gap;
   }
+  // A phase no case spent time in (generate in a replay run) is left out.
   std::vector<std::pair<std::string, std::string>> items;
-  for (const Part& p : parts) items.emplace_back(fmt::format("{} {:.1f} s", p.name, p.total), p.color);
+  for (const Part& p : parts)
+    if (p.total >= 0.05) items.emplace_back(fmt::format("{} {:.1f} s", p.name, p.total), p.color);
   legend(svg, label_w, axis_y + 40, items);
   return svg.str();
 }

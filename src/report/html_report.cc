@@ -17,7 +17,7 @@ namespace {
 constexpr std::string_view kStyle = R"css(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222; margin: 24px auto; max-width: 1180px; padding: 0 16px; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-.sub { color: #666; margin: 0 0 16px; }
+.sub { color: #666; margin: 0 0 16px; } .note { max-width: 640px; font-size: 12px; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; }
 .card { border: 1px solid #ddd; border-radius: 6px; padding: 10px 14px; min-width: 130px; }
 .card .v { font-size: 22px; font-weight: 600; } .card .k { color: #666; font-size: 12px; } .card .ci { color: #666; font-size: 12px; }
@@ -133,9 +133,11 @@ void headline(std::string& html, const Summary& s) {
   html += "</div>\n</section>\n";
 }
 
-void figure(std::string& html, std::string_view id, std::string_view caption, const std::string& svg) {
-  html += fmt::format("<figure id=\"{}\"><figcaption>{}</figcaption>\n{}\n</figure>\n", esc(id), esc(caption),
-                      svg);
+void figure(std::string& html, std::string_view id, std::string_view caption, const std::string& svg,
+            std::string_view note = {}) {
+  html += fmt::format("<figure id=\"{}\"><figcaption>{}</figcaption>\n{}\n", esc(id), esc(caption), svg);
+  if (!note.empty()) html += fmt::format("<p class=\"sub note\">{}</p>\n", esc(note));
+  html += "</figure>\n";
 }
 
 void plots(std::string& html, const HtmlReportInput& in) {
@@ -143,7 +145,11 @@ void plots(std::string& html, const HtmlReportInput& in) {
   figure(html, "plot-speedup", "Speedup per case (95% interval)", speedup_plot(*in.summary));
   figure(html, "plot-fast-p", "fast_p over p", fast_p_plot(*in.summary));
   figure(html, "plot-verdicts", "Verdicts per level", verdicts_plot(*in.summary));
-  figure(html, "plot-phases", "Time spent per phase", phase_time_plot(*in.results));
+  figure(html, "plot-phases", "Time spent per phase", phase_time_plot(*in.results),
+         "generate: the agent (or its workflow's stages and gates); build: compiling the candidate; verify: "
+         "the verification. Waiting and other: the rest of each case's time from its start: probing the "
+         "reference (its sizes and forward time), the static checks, waiting for a build slot and then for a "
+         "device, and writing its records.");
   html += "</div>\n</section>\n";
 }
 
@@ -196,7 +202,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
       }
     }
     if (r.repro_command)
-      files += fmt::format("<div class=\"repro\">reproduce: <code>{}</code></div>", esc(*r.repro_command));
+      files += fmt::format("<div class=\"repro\" title=\"run from the run directory\">reproduce: <code>{}</code></div>", esc(*r.repro_command));
     html += fmt::format(
         "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
         "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
@@ -207,7 +213,7 @@ void case_table(std::string& html, const HtmlReportInput& in) {
         verdict_color(verdict), esc(label), esc(speedup_cell(r)), versus, esc(ci),
         esc(format_ms(r.reference_ms)), esc(format_ms(r.candidate_ms)),
         took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
-        esc(r.verdict == Verdict::kPass ? "" : one_line(r.reason, 300)), files);
+        esc(r.verdict == Verdict::kPass ? "" : speedup_signs(one_line(r.reason, 300))), files);
   }
   html += "</tbody>\n</table>\n</section>\n";
 }
@@ -244,6 +250,16 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::string& ht
   }
 }
 
+// One section of run.json as a folded list: "<summary>config.verifier (12)</summary>".
+void group(std::string& html, const std::string& name, const nlohmann::json& values, bool open) {
+  std::string rows;
+  flatten(values, name, rows);
+  std::size_t count = 0;
+  for (std::size_t at = rows.find("<dt>"); at != std::string::npos; at = rows.find("<dt>", at + 1)) ++count;
+  html += fmt::format("<details class=\"group\"{}><summary>{} ({})</summary>\n<dl>\n{}</dl>\n</details>\n",
+                      open ? " open=\"open\"" : "", esc(name), count, rows);
+}
+
 void provenance(std::string& html, const HtmlReportInput& in) {
   const RunInfo& info = *in.info;
   html += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<dl>\n";
@@ -254,7 +270,27 @@ void provenance(std::string& html, const HtmlReportInput& in) {
   html +=
       fmt::format("<dt>finished</dt><dd>{}</dd>\n", esc(info.finished_at_iso.value_or(std::string(kAbsent))));
   if (in.run_record.is_object()) {
-    flatten(in.run_record, "", html);
+    // The record's scalars here; each section (machine, config, ...) a
+    // group of its own below, and config one per section of the file.
+    nlohmann::json scalars = nlohmann::json::object();
+    for (const auto& [key, value] : in.run_record.items())
+      if (!value.is_object()) scalars[key] = value;
+    flatten(scalars, "", html);
+    html += "</dl>\n";
+    for (const auto& [key, value] : in.run_record.items()) {
+      if (!value.is_object()) continue;
+      nlohmann::json direct = nlohmann::json::object();
+      std::vector<std::pair<std::string, const nlohmann::json*>> sections;
+      for (const auto& [sub, sub_value] : value.items()) {
+        if (sub_value.is_object() && key == "config")
+          sections.emplace_back(key + "." + sub, &sub_value);
+        else
+          direct[sub] = sub_value;
+      }
+      if (!direct.empty()) group(html, key, direct, key == "machine");
+      for (const auto& [name, section] : sections) group(html, name, *section, false);
+    }
+    html += "<dl>\n";
   } else {
     if (!info.backend.empty()) html += fmt::format("<dt>backend</dt><dd>{}</dd>\n", esc(info.backend));
     if (!info.mode.empty()) html += fmt::format("<dt>mode</dt><dd>{}</dd>\n", esc(info.mode));

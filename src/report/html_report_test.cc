@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/format.h"
 #include "report/html_plots.h"
 #include "report/report_test_util.h"
 #include "report/svg.h"
@@ -272,6 +273,63 @@ TEST_F(HtmlReportTest, SecretsInAgentEnvAreNotShared) {
   EXPECT_EQ(html.find("secret"), std::string::npos);
   EXPECT_NE(html.find("API_KEY: &lt;redacted&gt;"), std::string::npos);
   EXPECT_NE(html.find("agent.env.TOKEN=&lt;redacted&gt;, concurrency=2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+// The page's own items: a one-case plot shows its value and a legend,
+// uncertain speedups are marked, a phase no case spent time in is left out
+// of the legend and "waiting and other" is explained, run.json's sections
+// are folded groups, and speedups read "×" in reasons too.
+TEST(HtmlReportPage, OneCaseValuesLegendsGroupsAndSigns) {
+  std::vector<CaseResult> results = {
+      make_result("level1/1_A", Verdict::kPass, 1.05, "3 trials matched the reference; speedup 1.050x (95% CI 0.3-3.1)"),
+      make_result("level1/2_B", Verdict::kFailCheat, std::nullopt, "excessive speedup 40.0x on 64x16384")};
+  results[0].performance->flags.push_back("uncertain");
+  results[0].timings = {0.0, 3.0, 5.0, 9.0};  // a replay: no generation time
+  Summary summary = summarize(results, {"level1/1_A", "level1/2_B"});
+  RunInfo info;
+  info.run_dir = "/runs/r";
+  HtmlReportInput in{.summary = &summary, .info = &info, .results = &results};
+  in.run_record = {{"run_seed", 7},
+                   {"machine", {{"cpu_model", "X"}}},
+                   {"config", {{"level", "level1"}, {"verifier", {{"mode", "performance"}, {"seeds", 3}}}}}};
+  std::string html = html_report(in);
+  auto plot = [&](std::string_view id) {
+    std::size_t at = html.find(fmt::format("id=\"{}\"", id));
+    return html.substr(at, html.find("</figure>", at) - at);
+  };
+  std::string speedup = plot("plot-speedup");
+  EXPECT_NE(speedup.find(">1.05\u00d7<"), std::string::npos) << "the point's value is written";
+  EXPECT_NE(speedup.find("median \u2265 1\u00d7"), std::string::npos) << "a legend for the dots";
+  EXPECT_NE(speedup.find("uncertain (interval &gt; 2\u00d7)"), std::string::npos);
+  int ticks = 0;
+  for (std::size_t at = speedup.find("\u00d7</text>"); at != std::string::npos;
+       at = speedup.find("\u00d7</text>", at + 1))
+    ++ticks;
+  EXPECT_GE(ticks, 3) << "more than the 1x tick";
+  std::string phases = plot("plot-phases");
+  EXPECT_EQ(phases.find("generate 0.0 s"), std::string::npos);
+  EXPECT_NE(phases.find("Waiting and other: the rest"), std::string::npos);
+  EXPECT_NE(html.find("<summary>config.verifier (2)</summary>"), std::string::npos);
+  EXPECT_NE(html.find("<dt>config.verifier.seeds</dt><dd>3</dd>"), std::string::npos);
+  EXPECT_NE(html.find("<details class=\"group\" open=\"open\"><summary>machine (1)</summary>"), std::string::npos);
+  EXPECT_NE(html.find("<summary>config (1)</summary>"), std::string::npos);
+  EXPECT_NE(html.find("<dt>run_seed</dt><dd>7</dd>"), std::string::npos);
+  EXPECT_NE(html.find("excessive speedup 40.0\u00d7 on 64x16384"), std::string::npos);
+  std::string problem;
+  EXPECT_TRUE(tags_balance(html, problem)) << problem;
+}
+
+TEST(SpeedupSigns, OnlyANumbersLoneX) {
+  EXPECT_EQ(speedup_signs("speedup 1.450x (95% CI 1.3-1.6), 2x faster"),
+            "speedup 1.450\u00d7 (95% CI 1.3-1.6), 2\u00d7 faster");
+  EXPECT_EQ(speedup_signs("64x16384 at 0x1f, max x"), "64x16384 at 0x1f, max x");
+  EXPECT_EQ(speedup_signs("ends 3x"), "ends 3\u00d7");
 }
 
 }  // namespace

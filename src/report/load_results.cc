@@ -64,15 +64,19 @@ std::optional<std::string> repro_command(const fs::path& run_dir, const CaseRow&
                                          const std::vector<CaseResult>& results) {
   if (!row.verdict) return std::nullopt;
   CasePaths paths{CasePaths::cases_dir(run_dir) / row.case_id};
+  // Paths relative to the run directory, where summary.md and report.html
+  // lie: the commands work from there wherever the run was started, and
+  // after the run directory is moved or copied.
+  CasePaths shown{CasePaths::cases_dir("") / row.case_id};
   std::error_code ec;
   if (fs::is_regular_file(paths.repro_bundle(), ec))
-    return "kgym verify --bundle " + shell_path(paths.repro_bundle());
+    return "kgym verify --bundle " + shell_path(shown.repro_bundle());
   CasePaths verified = paths;
   for (const CaseResult& r : results) {
     if (r.case_id == row.case_id && r.samples) verified = paths.sample(r.samples->chosen);
   }
   if (fs::is_regular_file(verified.verify_request(), ec) || fs::is_regular_file(verified.build_request(), ec))
-    return "kgym repro " + shell_path(paths.dir);
+    return "kgym repro " + shell_path(shown.dir);
   return std::nullopt;
 }
 

@@ -269,7 +269,7 @@ void append_cases(std::string& md, const Summary& s) {
     if (row.execution == "host_interpreter") verdict += " (host interpreter)";
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", id, verdict, speedup_cell(row),
                       format_ms(row.reference_ms), format_ms(row.candidate_ms),
-                      md_text(one_line(row.reason, kReasonCells)));
+                      md_text(speedup_signs(one_line(row.reason, kReasonCells))));
   }
   md += "\n";
 }
@@ -283,8 +283,8 @@ void append_repro(std::string& md, const Summary& s) {
   }
   if (lines.empty()) return;
   md +=
-      "## Reproduce\n\nEach command re-runs a case's verification and compares it with the recorded "
-      "result.\n\n";
+      "## Reproduce\n\nEach command, run from the run directory, re-runs a case's verification and "
+      "compares it with the recorded result.\n\n";
   md += lines + "\n";
 }
 

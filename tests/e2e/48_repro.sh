@@ -27,10 +27,11 @@ expect_exit 1 "kgym run with output.bundles (3_SumReduction fails on purpose)" "
 expect_verdict "$RELU/result.json" pass
 expect_verdict "$SUM/result.json" fail_correctness
 check "the run wrote a bundle per verified case" test -s "$RELU/repro.tar.gz" -a -s "$SUM/repro.tar.gz"
-check "summary.md gives the bundle's command" grep -qF "\`kgym verify --bundle $RELU/repro.tar.gz\`" "$RUN/summary.md"
-check "report.html gives it under the case's files" grep -qF "reproduce: <code>kgym verify --bundle $RELU/repro.tar.gz" "$RUN/report.html"
+check "summary.md gives the bundle's command, from the run directory" grep -qF "\`kgym verify --bundle cases/level1/1_ReLU/repro.tar.gz\`" "$RUN/summary.md"
+check "report.html gives it under the case's files" grep -qF "reproduce: <code>kgym verify --bundle cases/level1/1_ReLU/repro.tar.gz" "$RUN/report.html"
 
-expect_exit 0 "kgym repro writes a bundle of a case" "$KGYM" repro "$RELU" -o "$TMP/relu.tar.gz"
+# From the run directory, with the path summary.md shows.
+expect_exit 0 "kgym repro writes a bundle of a case" bash -c "cd '$RUN' && '$KGYM' repro cases/level1/1_ReLU -o '$TMP/relu.tar.gz'"
 expect_output "re-run it with: kgym verify --bundle $TMP/relu.tar.gz" "kgym repro prints the command"
 LISTING="$(tar -tzf "$TMP/relu.tar.gz")"
 for f in manifest.json request.json result.json provenance.json problem/1_ReLU.py candidate/model_new.py; do
