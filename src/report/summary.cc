@@ -271,7 +271,11 @@ std::optional<double> Tally::cheat_rate() const {
 }
 
 std::string speedup_cell(const CaseRow& row) {
-  if (row.execution != "host_interpreter") return format_speedup(row.speedup);
+  if (row.execution != "host_interpreter") {
+    bool uncertain =
+        row.speedup && std::find(row.timing_flags.begin(), row.timing_flags.end(), "uncertain") != row.timing_flags.end();
+    return uncertain ? format_speedup(row.speedup) + " (uncertain)" : format_speedup(row.speedup);
+  }
   if (row.simulated) return fmt::format("sim {:.4g} {}", row.simulated->value, row.simulated->unit);
   return "host interpreter";
 }

@@ -207,7 +207,8 @@ struct Summary {
   std::vector<VersusSummary> versus;
 };
 
-// What a report shows in a case's speedup column: the measured speedup;
+// What a report shows in a case's speedup column: the measured speedup,
+// "1.42× (uncertain)" when flagged so (docs/results.md);
 // for a case checked on a host interpreter, "sim 2.34 us" (its performance
 // model's estimate, never a speedup) or "host interpreter".
 std::string speedup_cell(const CaseRow& row);

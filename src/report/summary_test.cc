@@ -352,6 +352,10 @@ TEST(Summarize, HostInterpreterCasesStayOutOfFastPAndTheGeomean) {
   EXPECT_EQ(s.speedup_cases, 1);
   EXPECT_EQ(speedup_cell(s.cases[1]), "sim 2.344 us");
   EXPECT_EQ(speedup_cell(s.cases[2]), "host interpreter");
+  CaseRow flagged;
+  flagged.speedup = 1.42;
+  flagged.timing_flags = {"uncertain"};
+  EXPECT_EQ(speedup_cell(flagged), "1.42\u00d7 (uncertain)");
   auto only_host = summarize({results[1], results[2]}, {});
   EXPECT_EQ(only_host.device_selected, 0);
   EXPECT_FALSE(only_host.fast_p[1].rate);  // no rate over no measured case
