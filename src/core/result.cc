@@ -363,7 +363,7 @@ std::string describe_sizes(const ProblemSizes& s) {
   std::vector<std::string> facts;
   if (s.factor < 1) facts.push_back(fmt::format("factor 1/{:.0f}", 1 / s.factor));
   if (s.bytes) facts.push_back(fmt::format("{:.1f} MB", static_cast<double>(*s.bytes) / (1 << 20)));
-  if (s.forward_ms) facts.push_back(fmt::format("forward {:.2f} ms on one core", *s.forward_ms));
+  if (s.forward_ms) facts.push_back(fmt::format("forward {:.2f} ms on one core (best of 3)", *s.forward_ms));
   if (!s.fits) facts.push_back("over the budget even at the smallest sizes that run");
   for (std::size_t i = 0; i < facts.size(); ++i) out += (i == 0 ? ": " : ", ") + facts[i];
   return out;

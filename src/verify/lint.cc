@@ -53,7 +53,7 @@ std::expected<LintReport, std::string> lint_problem(const LintRequest& req) {
   try {
     auto doc = nlohmann::json::parse(*text);
     for (const auto& f : doc.value("findings", nlohmann::json::array())) {
-      report.findings.push_back({f.value("kind", ""), f.value("evidence", "")});
+      report.findings.push_back({f.value("kind", ""), f.value("evidence", ""), f.value("note", false)});
     }
     report.forward_ms = util::optional_at<double>(doc, "forward_ms");
     report.peak_rss_mb = util::optional_at<double>(doc, "peak_rss_mb");

@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.sh"
 
 cd "$TMP"
 expect_exit 0 "the sample problems have no findings" "$KGYM" lint --bench-dir "$SRC/data/sample"
-expect_output "^level1/5_Matmul: ok \(forward [0-9.]+ ms, peak memory [0-9]+ MB\)" "reports time and memory"
+expect_output "^level1/5_Matmul: ok \(first forward [0-9.]+ ms cold, 1 thread; peak memory [0-9]+ MB\)" \
+  "reports time and memory, saying which forward it timed"
 expect_output "^0 of 9 problems have findings" "sums up"
 
 P="$SRC/tests/exploits/problems"
@@ -21,18 +22,19 @@ expect_exit 1 "problems with findings exit 1" "$KGYM" lint --bench-dir bench
 expect_output "^level1/1_DropoutTrain: not_self_consistent — the same inputs twice give different outputs" \
   "training-mode dropout does not match itself"
 expect_output "^level1/2_FloatTargets: reference_fails — RuntimeError: " "a failing reference"
-expect_output "^level1/3_ReluRand: identity_on_given_inputs — output 0 equals input 0 on get_inputs\(\); not on signed" \
-  "ReLU on torch.rand is the identity"
+expect_output "^level1/3_ReluRand: note: identity_on_given_inputs — output 0 equals input 0 on get_inputs\(\); not on signed" \
+  "ReLU on torch.rand is the identity: a note, since the signed-normal trials catch it"
+expect_output "^level1/3_ReluRand: ok, 1 note\(s\)" "a note alone leaves the problem ok"
 expect_output "^level1/4_SoftmaxOne: constant_output — " "constant outputs"
 expect_output "^level1/4_SoftmaxOne: input_independent — " "outputs that ignore the inputs"
 expect_output "^level1/5_TinyScale: zero_output — " "outputs within atol of zero"
 expect_output "^level1/6_LinearRelu: ok " "a sound problem is ok"
-expect_output "^5 of 6 problems have findings" "counts the problems with findings"
+expect_output "^4 of 6 problems have findings" "counts the problems with findings, not notes"
 expect_exit 1 "a selector picks the problems" "$KGYM" lint --bench-dir bench 1,6
 expect_output "^1 of 2 problems have findings" "only the selected problems"
 "$KGYM" lint --bench-dir bench 1,6 --json >"$TMP/lint.json" 2>/dev/null
 check "lint --json: one object, the same findings" json_true "$TMP/lint.json" \
-  'r["kgym_json"] == 1 and r["with_findings"] == 1 and [p["case"] for p in r["problems"]] == ["level1/1_DropoutTrain", "level1/6_LinearRelu"] and r["problems"][1]["findings"] == [] and r["problems"][0]["findings"]'
+  'r["kgym_json"] == 1 and r["with_findings"] == 1 and [p["case"] for p in r["problems"]] == ["level1/1_DropoutTrain", "level1/6_LinearRelu"] and r["problems"][1]["findings"] == [] and r["problems"][0]["findings"][0]["note"] is False'
 
 expect_exit 2 "a bad selector is a usage error" "$KGYM" lint --bench-dir bench 99
 
