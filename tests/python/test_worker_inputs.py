@@ -251,10 +251,20 @@ class Lint(unittest.TestCase):
 
         findings = lint_of(torch.relu, lambda: [torch.rand(4, 8)])
         self.assertEqual(findings, ["identity_on_given_inputs"])
-        evidence = lint_problem(types.SimpleNamespace(Model=lambda: torch.nn.ReLU(), get_inputs=lambda: [torch.rand(4)],
-                                                      get_init_inputs=lambda: []), 3, (1e-5, 1e-5))[0][0]["evidence"]
-        self.assertEqual(evidence, "output 0 equals input 0 on get_inputs(); not on signed normal inputs, "
-                                   "which verification adds")
+        finding = lint_problem(types.SimpleNamespace(Model=lambda: torch.nn.ReLU(), get_inputs=lambda: [torch.rand(4)],
+                                                     get_init_inputs=lambda: []), 3, (1e-5, 1e-5))[0][0]
+        self.assertEqual(finding["evidence"], "output 0 equals input 0 on get_inputs(); not on signed normal inputs, "
+                                              "which verification adds: an identity kernel fails there")
+        self.assertTrue(finding["note"])  # verification catches it: not a finding that fails the lint
+
+    def test_identity_on_every_input_is_a_finding(self):
+        import torch
+
+        finding = lint_problem(types.SimpleNamespace(Model=lambda: torch.nn.Identity(),
+                                                     get_inputs=lambda: [torch.randn(4)],
+                                                     get_init_inputs=lambda: []), 3, (1e-5, 1e-5))[0][0]
+        self.assertEqual(finding["kind"], "identity_on_given_inputs")
+        self.assertFalse(finding["note"])
 
 
 if __name__ == "__main__":
