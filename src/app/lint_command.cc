@@ -5,6 +5,7 @@
 // usage.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/backend.h"
 #include "core/case_set.h"
 #include "core/config.h"
+#include "monitor/status_line.h"
 #include "util/json_text.h"
 #include "util/temp_dir.h"
 #include "verify/lint.h"
@@ -70,7 +72,13 @@ int run_lint(const LintOptions& options, bool from_flags) {
   nlohmann::json problems = nlohmann::json::array();
   // The lines go to stdout, or to stderr (as progress) under --json.
   std::FILE* lines = options.json ? stderr : stdout;
+  // On a terminal, which problem is being linted while its worker runs.
+  std::optional<monitor::StatusLine> status;
+  status.emplace(stderr, "kgym lint");
+  auto print = [&](const std::string& text) { status->above([&] { fmt::print(lines, "{}", text); }); };
+  std::size_t index = 0;
   for (const Case& c : *cases) {
+    status->set(fmt::format("{} ({} of {})", c.id(), ++index, cases->size()));
     verify::LintRequest req{.python = python->python,
                             .problem = c.file,
                             .worker_script = worker,
@@ -85,14 +93,14 @@ int run_lint(const LintOptions& options, bool from_flags) {
     auto report = verify::lint_problem(req);
     if (!report) {
       ++with_findings;
-      fmt::print(lines, "{}: lint_failed — {}\n", c.id(), report.error());
+      print(fmt::format("{}: lint_failed — {}\n", c.id(), report.error()));
       problems.push_back({{"case", c.id()}, {"file", c.file.string()}, {"lint_failed", report.error()}});
       continue;
     }
     nlohmann::json findings = nlohmann::json::array();
     std::size_t counted = 0, notes = 0;
     for (const auto& f : report->findings) {
-      fmt::print(lines, "{}: {}{} — {}\n", c.id(), f.note ? "note: " : "", f.kind, f.evidence);
+      print(fmt::format("{}: {}{} — {}\n", c.id(), f.note ? "note: " : "", f.kind, f.evidence));
       findings.push_back({{"kind", f.kind}, {"evidence", f.evidence}, {"note", f.note}});
       (f.note ? notes : counted) += 1;
     }
@@ -113,10 +121,10 @@ int run_lint(const LintOptions& options, bool from_flags) {
       cost += "; " + describe_sizes(*report->sizes);
     std::string verdict = counted == 0 ? "ok" : fmt::format("{} finding(s)", counted);
     if (notes > 0) verdict += fmt::format(", {} note(s)", notes);
-    fmt::print(lines, "{}: {}{}\n", c.id(), verdict, cost);
-    std::fflush(lines);
+    print(fmt::format("{}: {}{}\n", c.id(), verdict, cost));
   }
-  fmt::print(lines, "{} of {} problems have findings\n", with_findings, cases->size());
+  print(fmt::format("{} of {} problems have findings\n", with_findings, cases->size()));
+  status.reset();  // erased before the JSON
   if (options.json) {
     fmt::print("{}\n", util::json_text({{"kgym_json", 1},
                                          {"command", "lint"},

@@ -11,6 +11,7 @@
 #include "core/backend.h"
 #include "core/case_paths.h"
 #include "core/config.h"
+#include "monitor/status_line.h"
 #include "util/fs.h"
 #include "util/json_text.h"
 #include "util/sandbox.h"
@@ -238,7 +239,14 @@ int run_verify(const VerifyOptions& o, const VerifyFn& verify) {
       return usage_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
     req->scratch_dir = temporary->path();
   }
-  CaseResult result = verify(*req);
+  CaseResult result;
+  {
+    // On a terminal, what the verification is doing while it works.
+    monitor::StatusLine status(stderr, fmt::format("kgym verify {}", req->candidate.filename().string()));
+    if (status.live()) req->on_progress = [&status](const std::string& line) { status.set(line); };
+    result = verify(*req);
+    req->on_progress = nullptr;
+  }
   std::string line = fmt::format("{}: {}", to_string(result.verdict), result.reason);
   fmt::print("{}\n", line);
   if (!o.json_out.empty()) {

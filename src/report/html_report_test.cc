@@ -3,6 +3,7 @@
 #include <regex>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "report/format.h"

@@ -67,6 +67,7 @@ double seconds_since(worker::Clock::time_point start) {
 
 void Verification::note(const std::string& line) {
   std::ofstream(log_path_, std::ios::app) << fmt::format("[kgym +{:.3f}s] {}\n", seconds_since(start_), line);
+  if (req_.on_progress) req_.on_progress(line);
 }
 
 void Verification::note_hello(Role role, const worker::Message& hello) {
@@ -196,7 +197,10 @@ std::expected<void, Failure> Verification::measure_performance() {
   // for free) and what the workers do between batches (the reference
   // drawing input sets) are none of the comparison. The switch waits for
   // perf's answer, outside the parent's clock around the batch.
+  int batches = 0;
   timing_inputs.around_batch = [&](Role side, std::string_view what, bool starting) {
+    if (starting && req_.on_progress)
+      req_.on_progress(fmt::format("timing: {}, batch {} (the {} worker)", what, ++batches, role_name(side)));
     std::optional<CpuSampler>& sampler = sampling.sampler;
     bool& now = sampled_now[is_candidate(side) ? 1 : 0];
     if (!sampler || what != "timing") return;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -106,6 +107,12 @@ struct VerifyRequest {
   // The device's warm worker parents (worker/warm_pool.h), when the run
   // keeps them; without them (or when they fail) workers start cold.
   std::optional<worker::WarmEndpoints> warm;
+  // What the verification is doing, for `kgym verify`'s status line on a
+  // terminal: each line verify.log gets, as it gets it, and during the
+  // timing one per batch ("timing: warming up, batch 3 ..."), which the log
+  // does not hold. Not part of the JSON form; called on the verifying
+  // thread, outside the timed batches.
+  std::function<void(const std::string&)> on_progress;
 };
 
 // JSON form of the request (the scheduler writes it for `kgym verify

@@ -8,12 +8,16 @@ cd "$TMP"
 expect_exit 0 "an honest kernel passes" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$S/solutions/level1/1_ReLU/model_new.py" --json "$TMP/relu.json"
 expect_output "^pass" "prints the verdict first"
+check "no status line and no escape code off a terminal" bash -c "! grep -q \$'\\x1b' <<<\"\$0\"" "$OUT"
 check "--json writes the result object" grep -q '"case_id"' "$TMP/relu.json"
 check "the result records its seeds" grep -q '"seeds": \[' "$TMP/relu.json"
 
-expect_exit 1 "a wrong kernel fails" "$KGYM" verify --problem "$S/level1/3_SumReduction.py" \
-  --candidate "$S/solutions/level1/3_SumReduction/model_new.py" --mode correctness --json "$TMP/sum.json"
+# On a terminal (script gives it one) a status line says what the
+# verification is doing while it works.
+expect_exit 1 "a wrong kernel fails" script -qec "'$KGYM' verify --problem '$S/level1/3_SumReduction.py' \
+  --candidate '$S/solutions/level1/3_SumReduction/model_new.py' --mode correctness --json '$TMP/sum.json'" /dev/null
 expect_output "fail_correctness" "says fail_correctness"
+expect_output $'\r\x1b\\[Kkgym verify model_new.py · [0-9]+s · ' "on a terminal, a status line of the verification's steps"
 expect_verdict "$TMP/sum.json" fail_correctness
 
 expect_exit 1 "a candidate that only calls the library op is a cheat" "$KGYM" verify \

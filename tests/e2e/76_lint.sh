@@ -9,6 +9,9 @@ expect_exit 0 "the sample problems have no findings" "$KGYM" lint --bench-dir "$
 expect_output "^level1/5_Matmul: ok \(first forward [0-9.]+ ms cold, 1 thread; peak memory [0-9]+ MB\)" \
   "reports time and memory, saying which forward it timed"
 expect_output "^0 of 9 problems have findings" "sums up"
+# On a terminal (script gives it one) a status line names the problem linted.
+expect_exit 0 "kgym lint on a terminal" script -qec "'$KGYM' lint --bench-dir '$SRC/data/sample' 1:2" /dev/null
+expect_output "kgym lint · [0-9]+s · level1/2_LeakyReLU \(2 of 2\)" "a status line names the problem and how far it is"
 
 P="$SRC/tests/exploits/problems"
 mkdir -p bench/level1
