@@ -93,7 +93,7 @@ expect_output '^repro: verdict fail_correctness, recorded fail_correctness: same
 
 rm "$RELU/repro.tar.gz"
 expect_exit 0 "kgym report" "$KGYM" report "$RUN"
-check "without its bundle a case gets the kgym repro command" grep -qF "\`kgym repro $RELU\`" "$RUN/summary.md"
+check "without its bundle a case gets the kgym repro command" grep -qF "\`kgym repro cases/level1/1_ReLU\`" "$RUN/summary.md"
 
 expect_exit 2 "--bundle does not mix with --problem" "$KGYM" verify --bundle "$TMP/relu.tar.gz" --problem "$S/level1/1_ReLU.py"
 
