@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -242,8 +243,12 @@ int run_verify(const VerifyOptions& o, const VerifyFn& verify) {
   CaseResult result;
   {
     // On a terminal, what the verification is doing while it works.
-    monitor::StatusLine status(stderr, fmt::format("kgym verify {}", req->candidate.filename().string()));
-    if (status.live()) req->on_progress = [&status](const std::string& line) { status.set(line); };
+    // A run's children (--request) log to files; only a user's verify shows it.
+    std::optional<monitor::StatusLine> status;
+    if (o.request_file.empty() && monitor::is_live_terminal(stderr)) {
+      status.emplace(stderr, fmt::format("kgym verify {}", req->candidate.filename().string()));
+      req->on_progress = [&status](const std::string& line) { status->set(line); };
+    }
     result = verify(*req);
     req->on_progress = nullptr;
   }
