@@ -3,7 +3,6 @@
 // from the runs' result.json files.
 #include <unistd.h>
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -134,8 +133,7 @@ nlohmann::json comparison_json(const report::Comparison& c, const CompareArgs& a
     nlohmann::json out = {{"verdict", row->verdict ? nlohmann::json(to_string(*row->verdict)) : nlohmann::json()},
                           {"speedup", optional_number(row->speedup)}};
     if (row->speedup_ci95) out["speedup_ci95"] = {row->speedup_ci95->lo, row->speedup_ci95->hi};
-    out["uncertain"] =
-        std::find(row->timing_flags.begin(), row->timing_flags.end(), "uncertain") != row->timing_flags.end();
+    out["uncertain"] = report::is_uncertain(*row);
     out["noise_factor"] = optional_number(row->noise_factor);
     return out;
   };

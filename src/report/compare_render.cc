@@ -46,9 +46,7 @@ std::string verdict_text(const CaseRow* row) {
   return row->verdict ? std::string(to_string(*row->verdict)) : "not run";
 }
 
-bool uncertain(const CaseRow* row) {
-  return row && std::find(row->timing_flags.begin(), row->timing_flags.end(), "uncertain") != row->timing_flags.end();
-}
+bool uncertain(const CaseRow* row) { return row && is_uncertain(*row); }
 
 // "1.20× → 1.45× (uncertain)": a side whose interval is too wide to mean
 // much is marked.

@@ -93,8 +93,7 @@ std::string speedup_plot(const Summary& summary) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const CaseRow& r = *rows[i];
     double x = kLeft + step * (static_cast<double>(i) + 0.5);
-    bool uncertain =
-        std::find(r.timing_flags.begin(), r.timing_flags.end(), "uncertain") != r.timing_flags.end();
+    bool uncertain = is_uncertain(r);
     any_uncertain = any_uncertain || uncertain;
     std::string tip = fmt::format("{}: {:.3g}\u00d7", r.case_id, *r.speedup);
     if (r.speedup_ci95) {

@@ -270,10 +270,11 @@ std::optional<double> Tally::cheat_rate() const {
   return static_cast<double>(count(Verdict::kFailCheat)) / selected;
 }
 
+bool is_uncertain(const CaseRow& row) { return std::ranges::find(row.timing_flags, "uncertain") != row.timing_flags.end(); }
+
 std::string speedup_cell(const CaseRow& row) {
   if (row.execution != "host_interpreter") {
-    bool uncertain =
-        row.speedup && std::find(row.timing_flags.begin(), row.timing_flags.end(), "uncertain") != row.timing_flags.end();
+    bool uncertain = row.speedup && is_uncertain(row);
     return uncertain ? format_speedup(row.speedup) + " (uncertain)" : format_speedup(row.speedup);
   }
   if (row.simulated) return fmt::format("sim {:.4g} {}", row.simulated->value, row.simulated->unit);

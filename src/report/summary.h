@@ -213,6 +213,9 @@ struct Summary {
 // model's estimate, never a speedup) or "host interpreter".
 std::string speedup_cell(const CaseRow& row);
 
+// The case's speedup is flagged `uncertain` (performance.flags).
+bool is_uncertain(const CaseRow& row);
+
 // "3 cases checked on a host interpreter (verifier.execution): 3 pass, 3
 // with a simulated time; correctness only, not in fast_p or the geomean".
 std::string host_interpreter_line(const HostInterpreterSummary& h);
