@@ -15,6 +15,7 @@
 #include "monitor/status_line.h"
 #include "util/fs.h"
 #include "util/json_text.h"
+#include "util/live_terminal.h"
 #include "util/sandbox.h"
 #include "util/temp_dir.h"
 #include "verify/verifier.h"
@@ -245,7 +246,7 @@ int run_verify(const VerifyOptions& o, const VerifyFn& verify) {
     // On a terminal, what the verification is doing while it works.
     // A run's children (--request) log to files; only a user's verify shows it.
     std::optional<monitor::StatusLine> status;
-    if (o.request_file.empty() && monitor::is_live_terminal(stderr)) {
+    if (o.request_file.empty() && util::is_live_terminal(stderr)) {
       status.emplace(stderr, fmt::format("kgym verify {}", req->candidate.filename().string()));
       req->on_progress = [&status](const std::string& line) { status->set(line); };
     }

@@ -2,12 +2,11 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "monitor/terminal.h"
+#include "util/live_terminal.h"
 #include "util/text_cells.h"
 
 namespace kgym::monitor {
@@ -21,11 +20,6 @@ const util::Clock& steady_clock() {
 }
 
 }  // namespace
-
-bool is_live_terminal(std::FILE* stream) {
-  const char* term = std::getenv("TERM");
-  return ::isatty(::fileno(stream)) == 1 && !(term && std::strcmp(term, "dumb") == 0);
-}
 
 std::string status_text(std::string_view label, double elapsed_s, std::string_view what, int width) {
   // A log line's "[kgym +1.234s] " stamp says nothing the elapsed time does not.
@@ -41,7 +35,7 @@ std::string status_text(std::string_view label, double elapsed_s, std::string_vi
 }
 
 StatusLine::StatusLine(std::FILE* stream, std::string label)
-    : StatusLine(stream, std::move(label), is_live_terminal(stream), 0, steady_clock()) {}
+    : StatusLine(stream, std::move(label), util::is_live_terminal(stream), 0, steady_clock()) {}
 
 StatusLine::StatusLine(std::FILE* stream, std::string label, bool live, int width, const util::Clock& clock)
     : stream_(stream), label_(std::move(label)), live_(live), width_(width), clock_(clock), started_(clock.now()) {

@@ -16,16 +16,13 @@
 
 namespace kgym::monitor {
 
-// True when `stream` is a terminal and TERM is not "dumb".
-bool is_live_terminal(std::FILE* stream);
-
 // "[kgym +12.345s] " and such prefixes cut, then the line cut to `width`
 // display cells: what a status line shows of a log line.
 std::string status_text(std::string_view label, double elapsed_s, std::string_view what, int width);
 
 class StatusLine {
  public:
-  // Live when `stream` is a terminal (is_live_terminal).
+  // Live when `stream` is a terminal (util::is_live_terminal).
   StatusLine(std::FILE* stream, std::string label);
   // For tests: live or not as told, a fixed width, the clock given.
   StatusLine(std::FILE* stream, std::string label, bool live, int width, const util::Clock& clock);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "util/live_terminal.h"
 #include "util/text_cells.h"
 
 namespace kgym::run {
@@ -35,8 +36,7 @@ bool is_running_phase(const std::string& phase) {
 
 PrinterOptions detect_printer_options(std::FILE* stream) {
   PrinterOptions options;
-  const char* term = std::getenv("TERM");
-  options.live = ::isatty(::fileno(stream)) == 1 && !(term && std::strcmp(term, "dumb") == 0);
+  options.live = util::is_live_terminal(stream);
   const char* no_color = std::getenv("NO_COLOR");
   options.color = options.live && !(no_color && *no_color);
   return options;
