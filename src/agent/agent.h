@@ -34,6 +34,13 @@ struct AgentTask {
   // The agent runs in kgym's box (sandbox.mode is not none), which allows
   // no namespaces of its own: a CLI's own sandbox is then turned off.
   bool in_kgym_box = false;
+  // The refinement round (agent.feedback), from 1. Above 1 the CLI profiles
+  // continue their session of the previous round where the CLI can; a
+  // command agent sees KGYM_ROUND.
+  int round = 1;
+  // Where this run's output starts in agent.log (read_usage reads from
+  // there: earlier rounds wrote before it).
+  std::uintmax_t log_from = 0;
 };
 
 // What the scheduler must do to generate: nothing more (process empty) or run

@@ -106,6 +106,7 @@ std::expected<AgentLaunch, GenerationFailure> CommandAgent::prepare(const AgentT
   spec.env["KGYM_CASE_ID"] = task.case_id;
   spec.env["KGYM_WORKSPACE"] = task.workspace.string();
   spec.env["KGYM_PROMPT_FILE"] = task.prompt_file.string();
+  spec.env["KGYM_ROUND"] = std::to_string(task.round);
   if (!task.device.empty()) spec.env["KGYM_DEVICE"] = task.device;
   if (config_.work_repo) {
     spec.env["KGYM_WORK_REPO"] = config_.work_repo->string();

@@ -58,7 +58,8 @@ class ProfileAgent : public CommandAgent {
     std::filesystem::path session = CasePaths{task.case_dir}.session();
     if (util::make_dirs(session))
       (void)util::write_file_atomic(CasePaths{task.case_dir}.transcript(), json_lines(*log));
-    return parse(*log);
+    // This run's usage: earlier refinement rounds wrote before log_from.
+    return parse(std::string_view(*log).substr(std::min<std::size_t>(task.log_from, log->size())));
   }
 
   // The CLI's event stream, read from agent.log (kgym's relay wrote it
@@ -90,6 +91,9 @@ class ProfileAgent : public CommandAgent {
   virtual TranscriptFormat format() const = 0;
   // The profile's own flags, before agent.extra_args and the prompt.
   virtual std::vector<std::string> flags(const AgentTask& task) const = 0;
+  // What continues the CLI's latest session in the work dir (a refinement
+  // round after the first), placed before the prompt.
+  virtual std::vector<std::string> resume_args() const = 0;
   // The profile's config and credential files for box_files().
   virtual void add_profile_files(const std::map<std::string, std::string>&, BoxFiles&) const {}
 
@@ -99,6 +103,10 @@ class ProfileAgent : public CommandAgent {
     if (!prompt) return std::unexpected(GenerationFailure{GenerationOutcome::kLaunchFailed, prompt.error()});
     std::vector<std::string> argv = flags(task);
     for (const std::string& arg : config().extra_args) argv.push_back(expand_template(arg, values));
+    if (task.round > 1) {
+      std::vector<std::string> resume = resume_args();
+      argv.insert(argv.end(), resume.begin(), resume.end());
+    }
     argv.push_back(*prompt);
     return argv;
   }
@@ -171,6 +179,8 @@ class OpencodeAgent final : public ProfileAgent {
     if (config().opencode_agent) argv.insert(argv.end(), {"--agent", *config().opencode_agent});
     return argv;
   }
+  // `opencode run --continue`: the last session of its store, the box's own.
+  std::vector<std::string> resume_args() const override { return {"--continue"}; }
 };
 
 class ClaudeAgent final : public ProfileAgent {
@@ -189,6 +199,9 @@ class ClaudeAgent final : public ProfileAgent {
     argv.push_back("-p");
     return argv;
   }
+  // `claude --continue -p`: the most recent conversation in the work dir,
+  // kept under the box's private home.
+  std::vector<std::string> resume_args() const override { return {"--continue"}; }
   // Claude Code refuses bypassPermissions as root unless told it runs in a
   // sandbox; kgym runs it in its own (sandbox.mode), as root in containers.
   std::map<std::string, std::string> profile_env() const override {
@@ -215,6 +228,9 @@ class CodexAgent final : public ProfileAgent {
     if (config().model) argv.insert(argv.end(), {"--model", *config().model});
     return argv;
   }
+  // `codex exec [options] resume --last PROMPT`: its latest session, kept
+  // under the box's private home; exec's options stay before the subcommand.
+  std::vector<std::string> resume_args() const override { return {"resume", "--last"}; }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "agent/command_agent.h"
@@ -50,6 +51,36 @@ TEST(ProfileBoxFiles, ACliOutsideNodeModulesIsShownAlone) {
   auto files = make_profile_agent(config)->box_files({});
   ASSERT_EQ(files.size(), 1U);
   EXPECT_EQ(files[0].first, cli);
+}
+
+// A refinement round after the first continues the CLI's own session; the
+// prompt stays last, after the profile's and the user's flags.
+TEST(ProfileRounds, ALaterRoundContinuesTheSession) {
+  util::TempDir dir("kgym-profiles");
+  std::ofstream(dir.path() / "prompt.md") << "fix it";
+  AgentTask task;
+  task.case_id = "level1/1_ReLU";
+  task.case_dir = dir.path();
+  task.workspace = dir.path();
+  task.prompt_file = dir.path() / "prompt.md";
+  auto argv_of = [&](const std::string& kind, int round) {
+    AgentConfig config;
+    config.kind = kind;
+    config.binary = kind;
+    config.extra_args = {"--extra"};
+    task.round = round;
+    auto launch = make_profile_agent(config)->prepare(task);
+    EXPECT_TRUE(launch && launch->process);
+    return launch->process->argv;
+  };
+  auto tail = [](const std::vector<std::string>& argv, std::size_t n) {
+    return std::vector<std::string>(argv.end() - static_cast<std::ptrdiff_t>(n), argv.end());
+  };
+  EXPECT_EQ(tail(argv_of("claude", 1), 3), (std::vector<std::string>{"-p", "--extra", "fix it"}));
+  EXPECT_EQ(tail(argv_of("claude", 2), 4), (std::vector<std::string>{"-p", "--extra", "--continue", "fix it"}));
+  EXPECT_EQ(tail(argv_of("codex", 2), 4), (std::vector<std::string>{"--extra", "resume", "--last", "fix it"}));
+  EXPECT_EQ(tail(argv_of("opencode", 2), 3), (std::vector<std::string>{"--extra", "--continue", "fix it"}));
+  EXPECT_EQ(std::ranges::count(argv_of("codex", 1), "resume"), 0);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct CompareArgs {
   bool all_cases = false;
   std::string fail_on;  // "regression": exit 1 when a case broke or got slower
   bool json = false;
+  int round = 0;  // --round R: each case as it stood after refinement round R; 0: as it ended
 };
 
 struct LoadedRun {
@@ -41,7 +42,7 @@ struct LoadedRun {
 };
 
 // The summary of one run, or nullopt after telling the user why not.
-std::optional<LoadedRun> load_run(const std::string& dir) {
+std::optional<LoadedRun> load_run(const std::string& dir, int round) {
   std::error_code ec;
   if (!std::filesystem::is_directory(CasePaths::cases_dir(dir), ec)) {
     fmt::print(stderr,
@@ -59,6 +60,9 @@ std::optional<LoadedRun> load_run(const std::string& dir) {
     return std::nullopt;
   }
   for (const std::string& note : recovered.notes) fmt::print(stderr, "kgym compare: {}\n", note);
+  if (round > 0) {
+    for (CaseResult& r : loaded.results) r = report::at_round(r, round);
+  }
   LoadedRun run{report::summarize(loaded.results, recovered.info.selected_case_ids), {}, {},
                 recovered.info.machine};
   for (const CaseResult& r : loaded.results) {
@@ -157,6 +161,7 @@ nlohmann::json comparison_json(const report::Comparison& c, const CompareArgs& a
           {"command", "compare"},
           {"run_a", args.run_a},
           {"run_b", args.run_b},
+          {"round", args.round > 0 ? nlohmann::json(args.round) : nlohmann::json(nullptr)},
           {"warnings", warnings},
           {"aggregates", std::move(aggregates)},
           {"common_cases", c.common_cases},
@@ -167,8 +172,8 @@ nlohmann::json comparison_json(const report::Comparison& c, const CompareArgs& a
 }
 
 int run_compare_command(const CompareArgs& args) {
-  auto a = load_run(args.run_a);
-  auto b = load_run(args.run_b);
+  auto a = load_run(args.run_a, args.round);
+  auto b = load_run(args.run_b, args.round);
   if (!a || !b) return kExitUsage;
   report::Comparison comparison = report::compare_runs(a->summary, b->summary);
   std::vector<std::string> warnings;
@@ -220,6 +225,10 @@ Command add_compare_command(CLI::App& root) {
                   "both runs' intervals and noise floors (a gate for CI)")
       ->check(CLI::IsMember({"regression"}));
   app->add_flag("--json", args->json, "print the comparison as one JSON object instead of the table");
+  app->add_option("--round", args->round,
+                  "compare each case as it stood after this refinement round (agent.feedback; a case that "
+                  "ended earlier at its last round)")
+      ->check(CLI::Range(1, 20));
   return {app, [args] { return run_compare_command(*args); }};
 }
 

@@ -59,6 +59,9 @@ struct CasePaths {
 
   std::filesystem::path result() const { return dir / kResult; }
   std::filesystem::path generation() const { return dir / kGeneration; }  // resume point of verification
+  // agent.feedback: the rounds a sample has finished, their usage and the
+  // feedback the next round is given (the resume point of the rounds).
+  std::filesystem::path rounds() const { return dir / "rounds.json"; }
   std::filesystem::path task_desc() const { return dir / kTaskDesc; }
   std::filesystem::path spec() const { return dir / kSpec; }
   std::filesystem::path prompt() const { return dir / kPrompt; }

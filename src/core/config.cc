@@ -237,9 +237,9 @@ Config read_config(ConfigReader& reader) {
     config_detail::read_devices(reader, *entry, backend_of(config.verifier), config.devices);
   if (auto entry = top.get("output")) read_output(reader, *entry, config);
   if (auto entry = top.get("agent"))
-    config_detail::read_agent(reader, *entry, config.agent);
+    config_detail::read_agent(reader, *entry, config.agent, config.verifier.mode);
   else
-    config_detail::read_agent(reader, top.missing("agent"), config.agent);
+    config_detail::read_agent(reader, top.missing("agent"), config.agent, config.verifier.mode);
   if (auto entry = top.get("workflow")) {
     config_detail::read_workflow(reader, *entry, config.workflow);
     if (config.agent.kind == "replay")

@@ -19,6 +19,18 @@ struct Tolerance {
   double rtol = 0;
 };
 
+// agent.feedback (docs/agents.md "Refinement rounds"): after a sample's
+// verification falls short of `until`, the same agent continues in the same
+// workspace with the verification's feedback, up to `rounds` rounds in all.
+struct FeedbackConfig {
+  int rounds = 1;              // rounds in all, the first included; 1 = no feedback
+  std::string until = "pass";  // "pass" | "fast_1" | "fast_2": what ends the rounds early
+  // The template the feedback section follows; nullopt: the round's prompt
+  // (agent) or its last stage's template (workflow).
+  std::optional<std::filesystem::path> prompt;
+  bool on() const { return rounds > 1; }
+};
+
 struct AgentConfig {
   std::string kind = "replay";  // "command" | "replay" | a profile: "opencode" | "claude" | "codex"
   // kind: command
@@ -44,6 +56,7 @@ struct AgentConfig {
   // What a transcript flag does (docs/anti-cheat.md "Transcripts"): "warn"
   // records it; "fail" makes the sample fail_cheat (cheat.layer transcript).
   std::string transcript_policy = "warn";
+  FeedbackConfig feedback;
   // kind: replay
   std::filesystem::path replay_dir;
 };

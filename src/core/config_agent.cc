@@ -18,7 +18,9 @@ namespace {
 constexpr std::string_view kAgentKeys[] = {
     "kind",           "argv",      "env",     "timeout_sec",  "workdir",
     "artifacts",      "model",     "dir",     "binary",       "extra_args",
-    "opencode_agent", "work_repo", "network", "needs_device", "transcript_policy"};
+    "opencode_agent", "work_repo", "network", "needs_device", "transcript_policy",
+    "feedback"};
+constexpr std::string_view kFeedbackKeys[] = {"rounds", "until", "prompt"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "reference", "opencode", "claude", "codex"};
 
 // The kinds that run no process of their own.
@@ -234,9 +236,52 @@ void read_replay_dir(ConfigReader& reader, const Mapping& agent_map, AgentConfig
   agent.replay_dir = *dir;
 }
 
+// agent.feedback: {rounds, until, prompt}.
+void read_feedback(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::string_view verifier_mode) {
+  Mapping feedback = reader.mapping(at, kFeedbackKeys);
+  if (runs_nothing(agent.kind)) {
+    reader.error(at, fmt::format("needs an agent that runs; agent.kind {} writes no new candidate", agent.kind),
+                 "remove agent.feedback or set agent.kind to command, opencode, claude or codex");
+    return;
+  }
+  if (auto entry = feedback.get("rounds")) {
+    if (auto rounds = reader.integer(
+            *entry, 1, "set the rounds in all, the first included, e.g. rounds: 3 (1 = no feedback)")) {
+      if (*rounds > 20)
+        reader.error(*entry, fmt::format("{} rounds is more than kgym runs (20)", *rounds),
+                     "set rounds: 20 or fewer");
+      else
+        agent.feedback.rounds = static_cast<int>(*rounds);
+    }
+  } else {
+    reader.error(feedback.missing("rounds"), "is required",
+                 "set the rounds in all, the first included, e.g. rounds: 3");
+  }
+  if (auto entry = feedback.get("until")) {
+    constexpr std::string_view kUntil[] = {"pass", "fast_1", "fast_2"};
+    if (auto value = reader.choice(*entry, kUntil)) {
+      if (*value != "pass" && verifier_mode == "correctness")
+        reader.error(*entry, fmt::format("{} needs a speedup, and verifier.mode correctness times nothing", *value),
+                     "set until: pass, or verifier.mode: performance");
+      else
+        agent.feedback.until = *value;
+    }
+  }
+  if (auto entry = feedback.get("prompt")) {
+    constexpr std::string_view kFix = "name a Markdown template file, e.g. prompt: prompts/feedback.md";
+    if (auto path = reader.path(*entry, kFix)) {
+      std::error_code ec;
+      if (!fs::is_regular_file(*path, ec))
+        reader.error(*entry, fmt::format("'{}' is not a file", path->string()), kFix);
+      else
+        agent.feedback.prompt = *path;
+    }
+  }
+}
+
 }  // namespace
 
-void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
+void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::string_view verifier_mode) {
   Mapping agent_map = reader.mapping(at, kAgentKeys);
   bool kind_ok = true;
   if (auto entry = agent_map.get("kind")) {
@@ -311,6 +356,7 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent) {
     }
   }
   read_replay_dir(reader, agent_map, agent);
+  if (auto entry = agent_map.get("feedback"); entry && kind_ok) read_feedback(reader, *entry, agent, verifier_mode);
   if (!kind_ok) agent.kind = "replay";
 }
 

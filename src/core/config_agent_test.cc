@@ -48,6 +48,34 @@ TEST_F(ConfigTest, CommandProgramOnPath) {
                        at(4, "agent.argv.0") + "'kgym-no-such-agent' is not found on PATH"));
 }
 
+TEST_F(ConfigTest, FeedbackRounds) {
+  write("Fix it.\n", "prompts/feedback.md");
+  auto config = load(
+      "bench_dir: bench\nagent:\n  kind: command\n  argv: [sh]\n"
+      "  feedback: {rounds: 3, until: fast_1, prompt: prompts/feedback.md}\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->agent.feedback.rounds, 3);
+  EXPECT_TRUE(config->agent.feedback.on());
+  EXPECT_EQ(config->agent.feedback.until, "fast_1");
+  EXPECT_EQ(config->agent.feedback.prompt, dir_ / "prompts/feedback.md");
+  EXPECT_FALSE(load("bench_dir: bench\nagent: {kind: command, argv: [sh]}\n")->agent.feedback.on());
+
+  std::string message = error_of(
+      "bench_dir: bench\nagent:\n  kind: command\n  argv: [sh]\n  feedback: {rounds: 0, until: fast_3}\n");
+  EXPECT_TRUE(Contains(message, at(5, "agent.feedback.rounds")));
+  EXPECT_TRUE(Contains(message, at(5, "agent.feedback.until") + "'fast_3'")) << message;
+  message = error_of("bench_dir: bench\nagent:\n  kind: command\n  argv: [sh]\n  feedback: {until: pass}\n");
+  EXPECT_TRUE(Contains(message, "key 'agent.feedback.rounds': is required")) << message;
+  message = error_of(
+      "bench_dir: bench\nverifier: {mode: correctness}\nagent:\n  kind: command\n  argv: [sh]\n"
+      "  feedback: {rounds: 2, until: fast_2}\n");
+  EXPECT_TRUE(Contains(message, at(6, "agent.feedback.until") +
+                                    "fast_2 needs a speedup, and verifier.mode correctness times nothing"))
+      << message;
+  message = error_of("bench_dir: bench\nagent:\n  kind: replay\n  dir: .\n  feedback: {rounds: 2}\n");
+  EXPECT_TRUE(Contains(message, at(5, "agent.feedback") + "needs an agent that runs")) << message;
+}
+
 TEST_F(ConfigTest, WorkflowStagesAndGates) {
   write("Plan the kernel for {case_id}.\n", "prompts/plan.md");
   auto config = load(
@@ -125,6 +153,20 @@ TEST_F(ConfigTest, WorkflowExampleLoads) {
   for (const StageConfig& stage : config->workflow.stages) names.push_back(stage.name);
   EXPECT_EQ(names, (std::vector<std::string>{"plan", "golden", "design", "develop"}));
   EXPECT_EQ(config->agent.kind, "opencode");
+}
+
+// The shipped feedback example loads once its CLI is on PATH.
+TEST_F(ConfigTest, FeedbackExampleLoads) {
+  fs::path cli = write("#!/bin/sh\necho 1.0.0\n", "bin/claude");
+  ::chmod(cli.c_str(), 0755);
+  std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir_ / "bin").string() + ":" + saved).c_str(), 1);
+  auto config =
+      load_config(ConfigSource{fs::path(KGYM_SOURCE_DIR) / "configs" / "examples" / "feedback.yaml", {}, {}});
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->agent.feedback.rounds, 3);
+  EXPECT_EQ(config->agent.feedback.until, "fast_1");
 }
 
 }  // namespace

@@ -139,6 +139,12 @@ json config_record(const Config& c) {
   // does not use them (and --resume against it) stays as it was.
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
+  if (a.feedback.on()) {
+    record["agent"]["feedback"] = {
+        {"rounds", a.feedback.rounds},
+        {"until", a.feedback.until},
+        {"prompt", a.feedback.prompt ? json(a.feedback.prompt->string()) : json(nullptr)}};
+  }
   if (c.output_bundles) record["output"] = {{"bundles", true}};
   const BuildConfig& b = c.build;
   if (b.jobs != 0 || b.cores || b.timeout != BuildConfig{}.timeout || !b.precompiled_header) {

@@ -14,7 +14,9 @@
 namespace kgym::config_detail {
 
 // `agent:`; needs nothing else of the config.
-void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent);
+// `verifier_mode` is the verifier's (read first): agent.feedback.until
+// fast_p needs a speedup, which only performance mode measures.
+void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::string_view verifier_mode);
 
 // `workflow:`: stages, their prompt files (which must exist) and gates.
 void read_workflow(ConfigReader& reader, const Entry& at, WorkflowConfig& workflow);

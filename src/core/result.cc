@@ -142,6 +142,34 @@ SamplesSummary samples_from_json(const json& j) {
   return s;
 }
 
+json rounds_json(const std::vector<RoundRecord>& rounds) {
+  json list = json::array();
+  for (const RoundRecord& r : rounds) {
+    list.push_back({{"round", r.round},
+                    {"verdict", to_string(r.verdict)},
+                    {"speedup", optional_json(r.speedup)},
+                    {"speedup_ci95", interval_json(r.speedup_ci95)},
+                    {"reason", r.reason},
+                    {"tokens", optional_json(r.tokens)},
+                    {"cost", optional_json(r.cost)},
+                    {"wall_s", optional_json(r.wall_s)}});
+  }
+  return list;
+}
+
+std::vector<RoundRecord> rounds_from_json(const json& j) {
+  std::vector<RoundRecord> rounds;
+  for (const json& o : j) {
+    auto verdict = parse_verdict(o.at("verdict").get<std::string>());
+    if (!verdict) throw json::other_error::create(501, "unknown verdict in rounds", &o);
+    rounds.push_back({o.at("round").get<int>(), *verdict, optional_at<double>(o, "speedup"),
+                      interval_from(o, "speedup_ci95"), o.value("reason", ""),
+                      optional_at<std::int64_t>(o, "tokens"), optional_at<double>(o, "cost"),
+                      optional_at<double>(o, "wall_s")});
+  }
+  return rounds;
+}
+
 json to_json(const Generation& g) {
   json flags = json::array();
   for (const TranscriptFlag& f : g.transcript_flags)
@@ -321,6 +349,7 @@ json to_json(const CaseResult& r) {
                   {"verify_s", optional_json(r.timings.verify_s)},
                   {"total_s", optional_json(r.timings.total_s)}};
   if (r.samples) j["samples"] = samples_json(*r.samples);
+  if (!r.rounds.empty()) j["rounds"] = rounds_json(r.rounds);
   if (const auto& t = r.lost_task) {
     j["lost_task"] = {{"executor", t->executor}, {"job", t->job},   {"state", t->state},
                       {"source", t->source},     {"node", t->node}, {"log", t->log}};
@@ -490,6 +519,7 @@ CaseResult result_from_json(const json& j) {
     r.timings.total_s = optional_at<double>(*it, "total_s");
   }
   if (auto it = j.find("samples"); it != j.end() && !it->is_null()) r.samples = samples_from_json(*it);
+  if (auto it = j.find("rounds"); it != j.end() && it->is_array()) r.rounds = rounds_from_json(*it);
   if (auto it = j.find("lost_task"); it != j.end() && it->is_object()) {
     r.lost_task = LostTask{it->value("executor", "slurm"), it->value("job", ""),  it->value("state", ""),
                            it->value("source", ""),        it->value("node", ""), it->value("log", "")};

@@ -224,6 +224,22 @@ struct SampleOutcome {
   std::string reason;
 };
 
+// One refinement round of a sample (agent.feedback, docs/agents.md
+// "Refinement rounds"): its candidate's verdict and what the agent spent on
+// it. The sample's result is its last round's.
+struct RoundRecord {
+  int round = 1;  // from 1
+  Verdict verdict = Verdict::kHarnessError;
+  std::optional<double> speedup;        // median, when the round's candidate was timed
+  std::optional<Interval> speedup_ci95;
+  std::string reason;
+  std::optional<std::int64_t> tokens;  // in + out, this round's agent run alone
+  std::optional<double> cost;          // this round's alone
+  std::optional<double> wall_s;        // the round: agent, build and verification
+};
+nlohmann::json rounds_json(const std::vector<RoundRecord>& rounds);
+std::vector<RoundRecord> rounds_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+
 // What a case's samples add up to; its result's other fields are those of
 // sample `chosen`.
 struct SamplesSummary {
@@ -316,6 +332,9 @@ struct CaseResult {
   std::optional<TorchEnvironment> environment;
   // Only for a case run with samples > 1; absent from the JSON otherwise.
   std::optional<SamplesSummary> samples;
+  // Every refinement round of the sample, the last one's result being this
+  // one; empty (absent from the JSON) without agent.feedback.
+  std::vector<RoundRecord> rounds;
   std::optional<LostTask> lost_task;  // absent from the JSON unless set
 };
 

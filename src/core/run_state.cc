@@ -35,6 +35,7 @@ json case_json(const CaseState& c) {
     j["samples"] = c.samples;
     j["samples_done"] = c.samples_done;
   }
+  if (c.round > 1) j["round"] = c.round;
   if (c.job) j["job"] = *c.job;
   if (c.node) j["node"] = *c.node;
   return j;
@@ -46,6 +47,7 @@ CaseState case_from(const json& j) {
   c.phase = j.value("phase", "pending");
   c.stage = j.value("stage", "");
   c.attempt = j.value("attempt", 0);
+  c.round = j.value("round", 0);
   c.failed_gates = j.value("failed_gates", std::vector<std::string>{});
   c.pid = optional_at<int>(j, "pid");
   c.device = optional_at<std::string>(j, "device");

@@ -35,6 +35,9 @@ struct CaseState {
   int sample = 0;
   int samples = 0;
   int samples_done = 0;
+  // agent.feedback: the refinement round the case-sample is in (from 2;
+  // 0 in the first round and without feedback: absent from the JSON).
+  int round = 0;
   // executor.kind slurm: the array task ("1234_5") and its node, once known.
   std::optional<std::string> job;
   std::optional<std::string> node;

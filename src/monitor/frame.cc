@@ -53,6 +53,8 @@ Cells row_cells(const CaseState& c, double now) {
     cells[kPhase] += is_done(c) ? fmt::format(" {}/{}", c.samples_done, c.samples)
                                 : fmt::format(" s{}/{}", c.sample, c.samples);
   }
+  // A later refinement round (agent.feedback): "generating r2".
+  if (c.round > 1 && !is_done(c)) cells[kPhase] += fmt::format(" r{}", c.round);
   cells[kStage] = c.stage.empty() ? std::string(kNone) : c.stage;
   cells[kTry] = c.attempt > 0 ? std::to_string(c.attempt) : std::string(kNone);
   // On a Slurm cluster (docs/cluster.md) a case-sample's node and array

@@ -176,6 +176,40 @@ std::string fast_p_plot(const Summary& summary) {
   return svg.str();
 }
 
+std::string rounds_plot(const RoundsSummary& rounds) {
+  const double plot_w = 560, plot_h = 220, bottom = 56;
+  Svg svg(kLeft + plot_w + kRight, kTop + plot_h + bottom,
+          "solve rate and fast_1 after each refinement round");
+  const int n = std::max(rounds.max_rounds, 2);
+  Scale x{1, static_cast<double>(n), kLeft + 20, kLeft + plot_w - 20};
+  Scale y{0, 1, kTop + plot_h, kTop};
+  y_axis(svg, y, {0, 0.25, 0.5, 0.75, 1}, kLeft, kLeft + plot_w, "");
+  svg.line(kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, kAxis);
+  for (int r = 1; r <= rounds.max_rounds; ++r) {
+    svg.line(x(r), kTop + plot_h, x(r), kTop + plot_h + 4, kAxis);
+    svg.text(x(r), kTop + plot_h + 16, std::to_string(r), "middle", 10);
+  }
+  svg.text(kLeft + plot_w / 2, kTop + plot_h + 32, "round", "middle", 10);
+  std::vector<std::pair<double, double>> solved, fast;
+  for (const RoundPoint& p : rounds.by_round) {
+    if (p.solve_rate) solved.emplace_back(x(p.round), y(*p.solve_rate));
+    if (p.fast_1_rate) fast.emplace_back(x(p.round), y(*p.fast_1_rate));
+  }
+  svg.polyline(fast, "#90a4ae", 1.5);
+  svg.polyline(solved, kAccent, 2);
+  for (const RoundPoint& p : rounds.by_round) {
+    if (p.solve_rate)
+      svg.circle(x(p.round), y(*p.solve_rate), 3.5, kAccent,
+                 fmt::format("after round {}: {} solved ({:.1f}%)", p.round, p.solved, *p.solve_rate * 100));
+    if (p.fast_1_rate)
+      svg.circle(x(p.round), y(*p.fast_1_rate), 3, "#90a4ae",
+                 fmt::format("after round {}: fast_1 {} ({:.1f}%)", p.round, p.fast_1, *p.fast_1_rate * 100));
+  }
+  legend(svg, kLeft + 8, kTop + plot_h + 50,
+         {{"solved (pass)", std::string(kAccent)}, {"fast_1 (95% interval above 1)", "#90a4ae"}});
+  return svg.str();
+}
+
 std::string verdicts_plot(const Summary& summary) {
   if (summary.total.selected == 0) return empty("No case was selected.");
   std::vector<std::pair<std::string, const Tally*>> bars;

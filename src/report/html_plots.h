@@ -22,6 +22,8 @@ std::string speedup_plot(const Summary& summary);
 // cases that pass and are faster than p, by median (solid) and by the lower
 // end of the interval (dashed).
 std::string fast_p_plot(const Summary& summary);
+// Refinement rounds: solve rate and fast_1 after each round, like fast_p over p.
+std::string rounds_plot(const RoundsSummary& rounds);
 
 // One stacked bar per level (and one for all), verdict counts with a legend.
 std::string verdicts_plot(const Summary& summary);

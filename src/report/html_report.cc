@@ -130,6 +130,13 @@ void headline(std::string& html, const Summary& s) {
            fmt::format("{} samples per case; {}", p.samples, levels));
     }
   }
+  if (const auto& rounds = s.rounds) {
+    const RoundPoint& first = rounds->by_round.front();
+    const RoundPoint& last = rounds->by_round.back();
+    card(html, fmt::format("solved by round {}", last.round), esc(format_rate(last.solve_rate)),
+         fmt::format("round 1: {}; fast_1 {} → {}; {} cases with feedback", format_rate(first.solve_rate),
+                     format_rate(first.fast_1_rate), format_rate(last.fast_1_rate), rounds->cases));
+  }
   html += "</div>\n</section>\n";
 }
 
@@ -144,6 +151,9 @@ void plots(std::string& html, const HtmlReportInput& in) {
   html += "<section id=\"plots\">\n<h2>Plots</h2>\n<div class=\"plots\">\n";
   figure(html, "plot-speedup", "Speedup per case (95% interval)", speedup_plot(*in.summary));
   figure(html, "plot-fast-p", "fast_p over p", fast_p_plot(*in.summary));
+  if (const auto& rounds = in.summary->rounds)
+    figure(html, "plot-rounds", "Solved and fast_1 after each refinement round", rounds_plot(*rounds),
+           "Each case as it stood after round r: its round r, or its last round when it ended earlier.");
   figure(html, "plot-verdicts", "Verdicts per level", verdicts_plot(*in.summary));
   figure(html, "plot-phases", "Time spent per phase", phase_time_plot(*in.results),
          "generate: the agent (or its workflow's stages and gates); build: compiling the candidate; verify: "

@@ -59,6 +59,7 @@ CaseRow row_of(const CaseResult& r) {
   row.baseline = r.baseline;
   row.execution = r.execution;
   row.simulated = r.simulated;
+  row.rounds = r.rounds;
   if (r.samples) {
     row.samples = r.samples->n;
     row.samples_passed = r.samples->passed;
@@ -327,6 +328,59 @@ AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
   return t;
 }
 
+std::optional<RoundsSummary> rounds_of(const std::vector<const CaseRow*>& rows, int selected) {
+  RoundsSummary summary;
+  for (const CaseRow* row : rows) {
+    if (row->rounds.empty()) continue;
+    ++summary.cases;
+    summary.max_rounds = std::max(summary.max_rounds, static_cast<int>(row->rounds.size()));
+  }
+  if (summary.cases == 0) return std::nullopt;
+  for (int r = 1; r <= summary.max_rounds; ++r) {
+    RoundPoint point{.round = r};
+    for (const CaseRow* row : rows) {
+      if (row->rounds.empty()) continue;
+      std::size_t upto = std::min<std::size_t>(r, row->rounds.size());
+      const RoundRecord& at = row->rounds[upto - 1];
+      if (at.verdict == Verdict::kPass) {
+        ++point.solved;
+        if (at.speedup_ci95 && at.speedup_ci95->lo > 1.0) ++point.fast_1;
+      }
+      for (std::size_t i = 0; i < upto; ++i) {
+        if (const auto& t = row->rounds[i].tokens) point.tokens = point.tokens.value_or(0) + *t;
+        if (const auto& c = row->rounds[i].cost) point.cost = point.cost.value_or(0) + *c;
+      }
+    }
+    if (selected > 0) {
+      point.solve_rate = static_cast<double>(point.solved) / selected;
+      point.fast_1_rate = static_cast<double>(point.fast_1) / selected;
+    }
+    if (point.solved > 0) {
+      if (point.tokens) point.tokens_per_solve = static_cast<double>(*point.tokens) / point.solved;
+      if (point.cost) point.cost_per_solve = *point.cost / point.solved;
+    }
+    summary.by_round.push_back(point);
+  }
+  return summary;
+}
+
+CaseResult at_round(const CaseResult& result, int round) {
+  if (result.rounds.empty() || round >= static_cast<int>(result.rounds.size())) return result;
+  const RoundRecord& at = result.rounds[static_cast<std::size_t>(std::max(round, 1)) - 1];
+  CaseResult r = result;
+  r.verdict = at.verdict;
+  r.reason = at.reason;
+  r.cheat.reset();
+  r.performance.reset();
+  if (at.speedup) {
+    Performance p;
+    p.speedup = SpeedupEstimate{*at.speedup, at.speedup_ci95};
+    r.performance = std::move(p);
+  }
+  r.rounds.resize(static_cast<std::size_t>(std::max(round, 1)));
+  return r;
+}
+
 const FastP* fast_at(const Summary& s, double threshold) {
   for (const FastP& f : s.fast_p) {
     if (f.threshold == threshold) return &f;
@@ -387,6 +441,7 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   s.pass_at_k = pass_at_k_of(all_rows);
   if (!baseline_rows.empty()) s.baseline = baseline_of(baseline_rows);
   s.versus = versus_of(device_rows, s.device_selected);
+  s.rounds = rounds_of(all_rows, s.total.selected);
 
   for (auto& [level, tally] : levels) {
     std::vector<const CaseRow*> rows;

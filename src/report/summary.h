@@ -127,6 +127,9 @@ struct CaseRow {
     std::optional<Interval> speedup_ci95;
   };
   std::vector<Versus> versus;
+  // Refinement rounds (agent.feedback): every round of the case's sample,
+  // its last being this row's result; empty without feedback.
+  std::vector<RoundRecord> rounds;
   // The one command that reproduces the case's verification (docs/repro.md):
   // `kgym verify --bundle <case dir>/repro.tar.gz` when the bundle exists,
   // else `kgym repro <case dir>`; nullopt for a case never verified.
@@ -175,6 +178,34 @@ struct HostInterpreterSummary {
   int simulated = 0;  // passing cases with a performance model's estimate
 };
 
+// Refinement rounds (agent.feedback, docs/results.md "Rounds"): the run as
+// it stood after each round r, every case at its round r (a case that
+// ended earlier at its last). Rates over the selected cases.
+struct RoundPoint {
+  int round = 1;
+  int solved = 0;  // pass
+  std::optional<double> solve_rate;
+  int fast_1 = 0;  // pass with the speedup's 95 % interval above 1 (fast_p's count)
+  std::optional<double> fast_1_rate;
+  // What the agents spent in rounds 1..r, summed over the cases that
+  // reported it, and per case solved by then.
+  std::optional<std::int64_t> tokens;
+  std::optional<double> cost;
+  std::optional<double> tokens_per_solve;
+  std::optional<double> cost_per_solve;
+};
+struct RoundsSummary {
+  int cases = 0;       // cases with rounds
+  int max_rounds = 0;  // the most rounds any case ran
+  std::vector<RoundPoint> by_round;
+};
+
+// What `result` was after round `round` (`kgym compare --round`): the
+// verdict, reason and speedup of that round (its last, for a sample that
+// ended earlier). A round before the last keeps only what its record
+// holds: no timing sides, noise floors, flags or other baselines.
+CaseResult at_round(const CaseResult& result, int round);
+
 struct Summary {
   Tally total;
   std::optional<HostInterpreterSummary> host_interpreter;
@@ -205,6 +236,7 @@ struct Summary {
   std::optional<BaselineSummary> baseline;
   // One per other baseline any case was timed against, in first-seen order.
   std::vector<VersusSummary> versus;
+  std::optional<RoundsSummary> rounds;  // nullopt when no case ran with agent.feedback
 };
 
 // What a report shows in a case's speedup column: the measured speedup,

@@ -146,6 +146,21 @@ json summary_json(const Summary& summary, const RunInfo& info) {
     totals["speedup_vs"] = std::move(vs);
   }
   if (summary.pass_at_k) totals["pass_at_k"] = pass_at_k_json(*summary.pass_at_k, summary.geomean_speedup);
+  if (const auto& rounds = summary.rounds) {
+    json by_round = json::array();
+    for (const RoundPoint& p : rounds->by_round) {
+      by_round.push_back({{"round", p.round},
+                          {"solved", p.solved},
+                          {"solve_rate", opt(p.solve_rate)},
+                          {"fast_1", p.fast_1},
+                          {"fast_1_rate", opt(p.fast_1_rate)},
+                          {"tokens", opt(p.tokens)},
+                          {"cost", opt(p.cost)},
+                          {"tokens_per_solve", opt(p.tokens_per_solve)},
+                          {"cost_per_solve", opt(p.cost_per_solve)}});
+    }
+    totals["rounds"] = {{"cases", rounds->cases}, {"max_rounds", rounds->max_rounds}, {"by_round", by_round}};
+  }
   const AgentTotals& a = summary.agent;
   totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},
                      {"tool_calls", opt(a.tool_calls)},      {"cost", opt(a.cost)},

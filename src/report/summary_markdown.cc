@@ -252,6 +252,26 @@ void append_pass_at_k(std::string& md, const Summary& s) {
       k_max);
 }
 
+// Only for a run with refinement rounds (agent.feedback).
+void append_rounds(std::string& md, const Summary& s) {
+  if (!s.rounds) return;
+  md += "## Refinement rounds\n\n| After round | Solved | fast_1 | Tokens | Cost | Tokens per solve | Cost per solve |\n";
+  md += "|---:|---:|---:|---:|---:|---:|---:|\n";
+  auto count = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(kAbsent); };
+  auto money = [](const std::optional<double>& v) { return v ? fmt::format("${:.4f}", *v) : std::string(kAbsent); };
+  for (const RoundPoint& p : s.rounds->by_round) {
+    md += fmt::format("| {} | {} ({}) | {} ({}) | {} | {} | {} | {} |\n", p.round, p.solved,
+                      format_rate(p.solve_rate), p.fast_1, format_rate(p.fast_1_rate), count(p.tokens),
+                      money(p.cost),
+                      p.tokens_per_solve ? fmt::format("{:.0f}", *p.tokens_per_solve) : std::string(kAbsent),
+                      money(p.cost_per_solve));
+  }
+  md += fmt::format(
+      "\nEach of the {} cases with feedback as it stood after round r: its round r, or its last round when it "
+      "ended earlier. Tokens and cost: what the agents spent in rounds 1 to r.\n\n",
+      s.rounds->cases);
+}
+
 void append_cases(std::string& md, const Summary& s) {
   md += "## Cases\n\n| Case | Verdict | Speedup | Reference ms | Candidate ms | Reason |\n";
   md += "|---|---|---:|---:|---:|---|\n";
@@ -260,6 +280,7 @@ void append_cases(std::string& md, const Summary& s) {
     if (row.verdict == Verdict::kPass) verdict = "**pass**";
     if (row.samples) verdict += fmt::format(" ({}/{} samples)", row.samples_passed, *row.samples);
     if (row.baseline) verdict += " (baseline)";
+    if (row.rounds.size() > 1) verdict += fmt::format(" (round {})", row.rounds.size());
     // A finished case links to its record, relative to the run directory, so
     // the link works wherever the directory is browsed (a code-hosting site
     // included).
@@ -302,6 +323,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_agent(md, summary);
   append_levels(md, summary);
   append_pass_at_k(md, summary);
+  append_rounds(md, summary);
   append_cases(md, summary);
   append_repro(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {

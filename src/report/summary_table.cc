@@ -65,6 +65,12 @@ std::vector<std::string> headline_items(const Summary& s) {
     }
     items.push_back(fmt::format("(best of {} samples)", s.pass_at_k->samples));
   }
+  if (s.rounds) {
+    const RoundPoint& first = s.rounds->by_round.front();
+    const RoundPoint& last = s.rounds->by_round.back();
+    items.push_back(fmt::format("solved {} after round 1, {} after round {}", format_rate(first.solve_rate),
+                                format_rate(last.solve_rate), last.round));
+  }
   return items;
 }
 

@@ -362,5 +362,60 @@ TEST(Summarize, HostInterpreterCasesStayOutOfFastPAndTheGeomean) {
   EXPECT_FALSE(only_host.geomean_speedup);
 }
 
+// Refinement rounds: each case as it stood after round r (its last when it
+// ended earlier); tokens and cost summed over rounds 1..r.
+TEST(Summarize, SolvedAndFast1ByRound) {
+  auto rounds = [](std::vector<RoundRecord> list) {
+    for (std::size_t i = 0; i < list.size(); ++i) list[i].round = static_cast<int>(i) + 1;
+    return list;
+  };
+  RoundRecord wrong{.verdict = Verdict::kFailCorrectness, .tokens = 100, .cost = 0.5};
+  RoundRecord slow{.verdict = Verdict::kPass, .speedup = 0.9, .speedup_ci95 = Interval{0.8, 1.0}, .tokens = 50};
+  RoundRecord fast{.verdict = Verdict::kPass, .speedup = 2.0, .speedup_ci95 = Interval{1.8, 2.2}, .tokens = 10};
+  CaseResult a = make_result("level1/1_A", Verdict::kPass, 2.0);
+  a.rounds = rounds({wrong, fast});  // solved in round 2
+  CaseResult b = make_result("level1/2_B", Verdict::kPass, 2.0);
+  b.rounds = rounds({fast});  // solved in round 1, then done
+  CaseResult c = make_result("level1/3_C", Verdict::kPass, 0.9);
+  c.rounds = rounds({wrong, wrong, slow});  // solved in round 3, not fast
+  Summary s = summarize({a, b, c}, {"level1/1_A", "level1/2_B", "level1/3_C", "level1/4_D"});
+  ASSERT_TRUE(s.rounds);
+  EXPECT_EQ(s.rounds->cases, 3);
+  EXPECT_EQ(s.rounds->max_rounds, 3);
+  ASSERT_EQ(s.rounds->by_round.size(), 3u);
+  const RoundPoint& r1 = s.rounds->by_round[0];
+  EXPECT_EQ(r1.solved, 1);
+  EXPECT_EQ(r1.fast_1, 1);
+  EXPECT_DOUBLE_EQ(*r1.solve_rate, 0.25) << "over the selected cases, the one not run included";
+  EXPECT_EQ(r1.tokens, 210);
+  EXPECT_DOUBLE_EQ(*r1.cost, 1.0);
+  EXPECT_DOUBLE_EQ(*r1.tokens_per_solve, 210.0);
+  const RoundPoint& r2 = s.rounds->by_round[1];
+  EXPECT_EQ(r2.solved, 2);
+  EXPECT_EQ(r2.fast_1, 2);
+  EXPECT_EQ(r2.tokens, 320);
+  const RoundPoint& r3 = s.rounds->by_round[2];
+  EXPECT_EQ(r3.solved, 3);
+  EXPECT_EQ(r3.fast_1, 2);
+  EXPECT_EQ(r3.tokens, 370);
+  EXPECT_DOUBLE_EQ(*r3.cost_per_solve, 1.5 / 3);
+
+  EXPECT_FALSE(summarize({make_result("level1/1_A", Verdict::kPass, 2.0)}).rounds);
+  std::string md = summary_markdown(s, RunInfo{});
+  EXPECT_NE(md.find("## Refinement rounds"), std::string::npos);
+  EXPECT_NE(md.find("| 1 | 1 (25.0%) | 1 (25.0%) | 210 | $1.0000 | 210 | $1.0000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(round 3)"), std::string::npos);
+  nlohmann::json j = summary_json(s, RunInfo{});
+  EXPECT_EQ(j["totals"]["rounds"]["by_round"][1]["solved"], 2);
+
+  // kgym compare --round 1: each case as it was after round 1.
+  CaseResult first = at_round(c, 1);
+  EXPECT_EQ(first.verdict, Verdict::kFailCorrectness);
+  EXPECT_FALSE(first.performance);
+  EXPECT_EQ(first.rounds.size(), 1u);
+  EXPECT_EQ(at_round(b, 2).verdict, Verdict::kPass) << "ended in round 1: its last";
+  EXPECT_EQ(at_round(a, 2).performance->speedup.median, 2.0) << "its last round keeps its whole result";
+}
+
 }  // namespace
 }  // namespace kgym::report

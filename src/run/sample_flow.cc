@@ -24,9 +24,12 @@ using util::ProcessExit;
 
 namespace {
 
-nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s) {
+// generation.json: the generation and, with agent.feedback, the round it
+// belongs to (a resume verifies it only in that round).
+nlohmann::json generation_json(const Generation& g, std::optional<double> generate_s, int round) {
   nlohmann::json j = to_json(g);
   j["generate_s"] = generate_s ? nlohmann::json(*generate_s) : nlohmann::json(nullptr);
+  if (round > 1) j["round"] = round;
   return j;
 }
 
@@ -112,11 +115,14 @@ void SampleFlow::resume(bool regenerate) {
   }
   if (regenerate) {
     std::error_code ec;
+    std::filesystem::remove(paths.rounds(), ec);
     std::filesystem::remove(paths.generation(), ec);
     std::filesystem::remove_all(paths.candidate(), ec);
     std::filesystem::remove_all(id_.work, ec);
     return;
   }
+  // The rounds already finished are kept; the one the sample was in runs again.
+  read_rounds();
   // The sizes the probe chose are the sizes the candidate was written for.
   if (auto probe = worker::read_probe(paths.probe())) sizes_ = probe->sizes;
   // A candidate that was generated but not verified is verified, not
@@ -127,6 +133,8 @@ void SampleFlow::resume(bool regenerate) {
   std::filesystem::path candidate =
       paths.candidate() / std::filesystem::path(agent_.artifacts().front()).filename();
   if (g.is_discarded() || g.value("outcome", "") != "ok" || !std::filesystem::exists(candidate)) return;
+  if (!g.contains("round") ? round_ != 1 : !g["round"].is_number_integer() || g["round"].get<int>() != round_)
+    return;
   candidate_ = candidate;
   try {
     generation_ = generation_from_json(g);
@@ -142,6 +150,7 @@ void SampleFlow::resume(bool regenerate) {
 Step SampleFlow::start(std::optional<DeviceLease> device) {
   device_ = std::move(device);
   started_ = clock_.now();
+  round_started_ = started_;
   if (phase_ == Phase::kBuilding) {
     event("resume_verify");
     return wait_for_build();
@@ -191,7 +200,8 @@ Step SampleFlow::launch(Child kind, util::ProcessSpec spec, std::chrono::seconds
 
 Step SampleFlow::launch_probe() {
   const CasePaths& paths = id_.paths;
-  if (config_.agent.work_repo) {
+  // A later refinement round continues in the op dir the earlier ones wrote.
+  if (config_.agent.work_repo && round_ == 1) {
     if (auto ok = fresh_op_dir(id_.work, options_.run_dir); !ok)
       return fail(Verdict::kHarnessError, ok.error());
   }
@@ -268,6 +278,10 @@ Step SampleFlow::launch_generation() {
   generation_.agent_version = options_.agent_version;
   set_phase(Phase::kGenerating);
   generation_started_ = clock_.now();
+  std::error_code ec;
+  auto log_size = std::filesystem::file_size(id_.paths.agent_log(), ec);
+  agent_log_from_ = ec ? 0 : log_size;
+  if (round_ > 1) return launch_feedback_round();
   if (!config_.workflow.stages.empty()) {
     workflow_stage_ = 0;
     attempt_ = 0;
@@ -315,7 +329,7 @@ Step SampleFlow::collect_candidate() {
   candidate_ = *candidate;
   generation_.outcome = "ok";
   if (auto ok = util::write_file_atomic(id_.paths.generation(),
-                                        util::json_text(generation_json(generation_, generate_s_), 2) + "\n");
+                                        util::json_text(generation_json(generation_, generate_s_, round_), 2) + "\n");
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
   }
@@ -363,7 +377,7 @@ verify::VerifyRequest SampleFlow::verify_request(const std::filesystem::path& sc
     for (const auto& [name, value] : sizes_->sizes) req.overrides.emplace(name, value);  // the user's win
     req.sizes = sizes_;
   }
-  req.run_seed = id_.seed;
+  req.run_seed = verify_seed();
   req.candidate_is_reference = agent_.baseline();
   req.precision = config_.precision;
   req.sandbox = config_.sandbox;
@@ -505,6 +519,11 @@ Step SampleFlow::finish(CaseResult result) {
   if (!generation_.agent.empty()) result.generation = generation_;
   result.timings.generate_s = generate_s_;
   if (!result.timings.compile_s) result.timings.compile_s = compile_s_;
+  result.timings.total_s = util::Seconds(clock_.now() - round_started_).count();
+  if (config_.agent.feedback.on() && !agent_.baseline()) {
+    if (another_round(result)) return next_round(result);
+    end_rounds(result);
+  }
   result.timings.total_s = util::Seconds(clock_.now() - started_).count();
   // A case that ended before a reference worker said what it ran on (an
   // agent failure, a reference the probe found broken) gets the run's.

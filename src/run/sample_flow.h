@@ -188,6 +188,16 @@ class SampleFlow {
   Step verify_ended(const util::ProcessExit& exit, bool timed_out);
   Step fail(Verdict verdict, std::string reason);
   Step finish(CaseResult result);
+  // Refinement rounds (agent.feedback; sample_flow_rounds.cc).
+  bool another_round(const CaseResult& result) const;
+  Step next_round(const CaseResult& result);
+  Step launch_feedback_round();
+  void end_rounds(CaseResult& result) const;
+  std::expected<void, std::string> write_rounds() const;
+  void read_rounds();
+  std::uint64_t verify_seed() const;
+  std::expected<std::filesystem::path, std::string> write_prompt(const std::string& name,
+                                                                 const std::string& text) const;
   Step launch(Child kind, util::ProcessSpec spec, std::chrono::seconds timeout);
   void set_phase(Phase phase);
   void event(std::string name, nlohmann::json data = nlohmann::json::object());
@@ -231,6 +241,20 @@ class SampleFlow {
   std::optional<StageChecks> checks_;  // of the attempt just run, while its gates are checked
   std::optional<CaseResult> result_;
   std::vector<FlowNote> notes_;
+  // agent.feedback: the round being run (from 1), the rounds finished, the
+  // feedback the current round was given, and what the finished rounds'
+  // agents reported, summed.
+  int round_ = 1;
+  std::vector<RoundRecord> rounds_;
+  std::string feedback_;
+  util::SteadyTime round_started_{};
+  std::uintmax_t agent_log_from_ = 0;  // where this round's agent output starts in agent.log
+  struct Spent {
+    std::optional<std::int64_t> tokens_in, tokens_out, tool_calls;
+    std::optional<double> cost;
+    double generate_s = 0;
+    std::optional<std::string> prompt_sha256;  // of round 1's first prompt
+  } spent_;
 };
 
 }  // namespace kgym::run

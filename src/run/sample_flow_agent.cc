@@ -31,7 +31,9 @@ agent::AgentTask SampleFlow::agent_task(const std::filesystem::path& prompt_file
           prompt_file,
           id_.work / CasePaths::kSpec,
           device,
-          options_.sandbox_mode != util::SandboxMode::kNone};
+          options_.sandbox_mode != util::SandboxMode::kNone,
+          round_,
+          agent_log_from_};
 }
 
 Step SampleFlow::launch_agent(const std::filesystem::path& prompt_file) {
@@ -210,24 +212,36 @@ Step SampleFlow::launch_stage() {
   auto text = util::read_file(stage.prompt);
   if (!text) return fail(Verdict::kHarnessError, text.error());
   std::string prompt = agent::expand_template(*text, values);
+  // A refinement round re-runs the last stage with the verification's feedback.
+  if (round_ > 1) prompt += "\n\n" + feedback_;
   if (attempt_ > 1) {
     prompt = reprompt_text(prompt, generation_.stages.back().attempts.back().gates, attempt_,
                            config_.workflow.max_attempts);
   }
-  if (workflow_stage_ == 0 && attempt_ == 1) generation_.prompt_sha256 = util::sha256_hex(prompt);
-  std::filesystem::path file = id_.work / ".kgym" / fmt::format("{}.{}.md", stage.name, attempt_);
-  // The work dir is the agent's: what it left at .kgym (a link to a host
-  // directory, say) is removed, never written through. No process of the
-  // box runs between its stages.
+  if (workflow_stage_ == 0 && attempt_ == 1 && round_ == 1) generation_.prompt_sha256 = util::sha256_hex(prompt);
+  std::string name = round_ > 1 ? fmt::format("{}.round{}.{}.md", stage.name, round_, attempt_)
+                                : fmt::format("{}.{}.md", stage.name, attempt_);
+  auto file = write_prompt(name, prompt);
+  if (!file) return fail(Verdict::kHarnessError, file.error());
+  stage_name_ = stage.name;
+  event("stage", {{"stage", stage.name}, {"attempt", attempt_}});
+  return launch_agent(*file);
+}
+
+// Writes a prompt kgym made for the agent under the work dir's .kgym/. The
+// work dir is the agent's: what it left at .kgym (a link to a host
+// directory, say) is removed, never written through. No process of the box
+// runs between its runs.
+std::expected<std::filesystem::path, std::string> SampleFlow::write_prompt(const std::string& name,
+                                                                          const std::string& text) const {
+  std::filesystem::path file = id_.work / ".kgym" / name;
   std::error_code ec;
   if (auto status = std::filesystem::symlink_status(file.parent_path(), ec);
       !ec && status.type() != std::filesystem::file_type::directory)
     std::filesystem::remove_all(file.parent_path(), ec);
-  if (auto ok = util::make_dirs(file.parent_path()); !ok) return fail(Verdict::kHarnessError, ok.error());
-  if (auto ok = util::write_file_atomic(file, prompt); !ok) return fail(Verdict::kHarnessError, ok.error());
-  stage_name_ = stage.name;
-  event("stage", {{"stage", stage.name}, {"attempt", attempt_}});
-  return launch_agent(file);
+  if (auto ok = util::make_dirs(file.parent_path()); !ok) return std::unexpected(ok.error());
+  if (auto ok = util::write_file_atomic(file, text); !ok) return std::unexpected(ok.error());
+  return file;
 }
 
 // Checks the stage the agent just finished: the file gates in-process, each

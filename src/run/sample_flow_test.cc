@@ -331,5 +331,175 @@ TEST_F(SampleFlowTest, ResumeKeepsAFinishedResultOfThisCaseOnly) {
   EXPECT_EQ(flow().result()->verdict, Verdict::kFailCorrectness);
 }
 
+
+// Refinement rounds (agent.feedback): a command agent whose first candidate
+// is wrong gets the verification's feedback in its next prompt.
+class SampleFlowRoundsTest : public SampleFlowTest {
+ protected:
+  void SetUp() override {
+    SampleFlowTest::SetUp();
+    config_.agent.kind = "command";
+    config_.agent.argv = {"/opt/agent", "{prompt_file}"};
+    config_.agent.feedback.rounds = 3;
+  }
+  // The agent's run in its round: it writes a candidate and exits 0; the
+  // build passes and the device is granted. Returns the verifier's Launch.
+  Launch agent_writes_and_builds(const Step& agent_step, int round) {
+    EXPECT_TRUE(std::holds_alternative<Launch>(agent_step));
+    const Launch& agent = std::get<Launch>(agent_step);
+    EXPECT_EQ(agent.spec.env.at("KGYM_ROUND"), std::to_string(round));
+    std::ofstream(flow().id().work / "model_new.py") << "class ModelNew: pass  # round " << round << "\n";
+    Step step = build_ends(flow().child_exited({}, false));
+    EXPECT_TRUE(std::holds_alternative<NeedDevice>(step));
+    Step verify = flow().device_granted({0, "cpu0"});
+    return std::get<Launch>(verify);
+  }
+  Step verify_returns(const Launch& verify, CaseResult r) {
+    std::ofstream(arg_after(verify.spec, "--json")) << to_json(r).dump();
+    return flow().child_exited({}, false);
+  }
+  static CaseResult wrong() {
+    CaseResult r;
+    r.verdict = Verdict::kFailCorrectness;
+    r.reason = "trial 3 (normal inputs) output 0: 7 of 16 elements outside atol=1e-05 rtol=1e-05; worst at [2]: "
+               "0.5 vs reference 0.25";
+    r.correctness.failed_trial = 3;
+    r.correctness.failed_output = 0;
+    r.correctness.distributions = {"given", "given", "given", "normal"};
+    r.correctness.shapes = {"[4, 16]"};
+    r.correctness.seeds = {11, 12, 13, 987654321};
+    return r;
+  }
+  static CaseResult passing(double lo, double median, double hi) {
+    CaseResult r;
+    r.verdict = Verdict::kPass;
+    r.reason = "pass";
+    r.performance.emplace();
+    r.performance->speedup = {median, Interval{lo, hi}};
+    return r;
+  }
+  std::uint64_t verify_seed() {
+    auto request = nlohmann::json::parse(util::read_file(paths().verify_request()).value_or("{}"));
+    return request.value("run_seed", std::uint64_t{0});
+  }
+};
+
+TEST_F(SampleFlowRoundsTest, AWrongCandidateGetsFeedbackAndTheNextRoundPasses) {
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  Launch verify = agent_writes_and_builds(step, 1);
+  std::uint64_t first_seed = verify_seed();
+  step = verify_returns(verify, wrong());
+
+  ASSERT_TRUE(std::holds_alternative<Launch>(step)) << "the agent runs again";
+  EXPECT_EQ(flow().phase(), Phase::kGenerating);
+  EXPECT_FALSE(flow().device()) << "the next round's build and agent run without the device";
+  std::vector<FlowNote> notes = flow().take_notes();
+  EXPECT_TRUE(has_event(notes, "round"));
+  std::string prompt = util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("");
+  EXPECT_TRUE(prompt.starts_with(util::read_file(paths().prompt()).value_or("?"))) << prompt;
+  EXPECT_NE(prompt.find("## Verification of your previous candidate"), std::string::npos);
+  EXPECT_NE(prompt.find("Round 1 of 3: the verdict on your candidate is `fail_correctness`"), std::string::npos);
+  EXPECT_NE(prompt.find("worst at [2]: 0.5 vs reference 0.25"), std::string::npos);
+  EXPECT_NE(prompt.find("trial 3 (normal inputs), input shapes [4, 16]"), std::string::npos);
+  EXPECT_EQ(prompt.find("987654321"), std::string::npos) << "never a seed";
+  EXPECT_EQ(arg_after(std::get<Launch>(step).spec, "/opt/agent"), (flow().id().work / ".kgym" / "round.2.md").string());
+  EXPECT_FALSE(fs::exists(paths().generation())) << "round 1's candidate is not verified again on resume";
+  auto kept = nlohmann::json::parse(util::read_file(paths().rounds()).value_or("{}"));
+  EXPECT_EQ(kept.value("round", 0), 2);
+  ASSERT_EQ(kept["rounds"].size(), 1u);
+
+  verify = agent_writes_and_builds(step, 2);
+  EXPECT_NE(verify_seed(), first_seed) << "each round is verified under seeds of its own";
+  step = verify_returns(verify, passing(0.9, 1.1, 1.3));
+  ASSERT_TRUE(std::holds_alternative<Finished>(step)) << "until: pass";
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kPass);
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[0].verdict, Verdict::kFailCorrectness);
+  EXPECT_EQ(r.rounds[1].verdict, Verdict::kPass);
+  EXPECT_EQ(r.rounds[1].speedup, 1.1);
+  EXPECT_EQ(r.rounds[1].round, 2);
+}
+
+TEST_F(SampleFlowRoundsTest, ACheatInAnyRoundEndsTheSample) {
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  step = verify_returns(agent_writes_and_builds(step, 1), wrong());
+  CaseResult cheat;
+  cheat.verdict = Verdict::kFailCheat;
+  cheat.reason = "runtime.op_trace";
+  step = verify_returns(agent_writes_and_builds(step, 2), cheat);
+  ASSERT_TRUE(std::holds_alternative<Finished>(step)) << "a third round remained, but a cheat is final";
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kFailCheat);
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[1].verdict, Verdict::kFailCheat);
+}
+
+TEST_F(SampleFlowRoundsTest, UntilFast1GoesOnPastAPassWithoutAClearSpeedupAndStopsAtTheLastRound) {
+  config_.agent.feedback.rounds = 2;
+  config_.agent.feedback.until = "fast_1";
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  step = verify_returns(agent_writes_and_builds(step, 1), passing(0.8, 1.05, 1.3));
+  ASSERT_TRUE(std::holds_alternative<Launch>(step)) << "a pass whose interval reaches below 1";
+  std::string prompt = util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("");
+  EXPECT_NE(prompt.find("Speedup over the PyTorch reference: 1.05× (95 % interval 0.80×–1.30×)"),
+            std::string::npos)
+      << prompt;
+  step = verify_returns(agent_writes_and_builds(step, 2), wrong());
+  ASSERT_TRUE(std::holds_alternative<Finished>(step)) << "no round left";
+  const CaseResult& r = std::get<Finished>(step).result;
+  EXPECT_EQ(r.verdict, Verdict::kFailCorrectness) << "the sample's result is its last round's";
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[0].verdict, Verdict::kPass);
+}
+
+TEST_F(SampleFlowRoundsTest, ACompileErrorIsFedBackWithTheCompilersLines) {
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  std::ofstream(flow().id().work / "model_new.py") << "class ModelNew: pass\n";
+  std::ofstream(paths().build_log()) << "[kgym] building\nkernel.cu:3:7: error: expected ';' before '}'\n  }\n"
+                                     << "ninja: build stopped\n";
+  step = build_ends(flow().child_exited({}, false), Verdict::kCompileError);
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  std::string prompt = util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("");
+  EXPECT_NE(prompt.find("`compile_error`"), std::string::npos);
+  EXPECT_NE(prompt.find("kernel.cu:3:7: error: expected ';' before '}'\n  }\n"), std::string::npos) << prompt;
+  EXPECT_EQ(prompt.find("[kgym] building"), std::string::npos);
+}
+
+// Killed in round 2 and resumed: round 1 is kept, round 2 runs again.
+TEST_F(SampleFlowRoundsTest, AResumeRunsTheRoundItWasInAgainAndKeepsTheFinishedOnes) {
+  Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  step = verify_returns(agent_writes_and_builds(step, 1), wrong());
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  // Round 2's agent wrote its candidate and generation.json, then the run was killed.
+  std::ofstream(flow().id().work / "model_new.py") << "class ModelNew: pass\n";
+  step = flow().child_exited({}, false);
+  ASSERT_TRUE(std::holds_alternative<NeedBuildSlot>(step));
+
+  flow_.reset();
+  flow().resume(/*regenerate=*/false);
+  EXPECT_EQ(flow().phase(), Phase::kBuilding) << "round 2's candidate was generated: it is verified";
+  Launch verify = [&] {
+    (void)build_ends(flow().start(std::nullopt));
+    return std::get<Launch>(flow().device_granted({0, "cpu0"}));
+  }();
+  step = verify_returns(verify, passing(1.5, 2.0, 2.5));
+  const CaseResult& r = std::get<Finished>(step).result;
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[0].verdict, Verdict::kFailCorrectness);
+
+  // Killed before round 2's agent finished: round 2 is generated again.
+  fs::remove(paths().result());
+  fs::remove(paths().generation());
+  flow_.reset();
+  flow().resume(/*regenerate=*/false);
+  EXPECT_EQ(flow().phase(), Phase::kPending);
+  step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
+  ASSERT_TRUE(std::holds_alternative<Launch>(step));
+  EXPECT_EQ(std::get<Launch>(step).spec.env.at("KGYM_ROUND"), "2");
+  EXPECT_NE(util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("").find("fail_correctness"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kgym::run

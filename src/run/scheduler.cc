@@ -95,6 +95,8 @@ void Scheduler::record_notes(std::size_t i) {
         if (note.name == "stage") {
           s.stage = note.data.value("stage", "");
           s.attempt = note.data.value("attempt", 0);
+        } else if (note.name == "round_started") {
+          s.round = note.data.value("round", 0);
         } else if (note.name == "gates") {
           s.failed_gates.clear();
           for (const auto& g : note.data.value("gates", nlohmann::json::array())) {
@@ -103,7 +105,7 @@ void Scheduler::record_notes(std::size_t i) {
           }
         }
         store_.event(note.name, s.id, std::move(note.data));
-        if (note.name == "stage" || note.name == "gates") store_.save();
+        if (note.name == "stage" || note.name == "gates" || note.name == "round_started") store_.save();
         break;
     }
   }
@@ -115,6 +117,9 @@ void Scheduler::apply(std::size_t i, Step step) {
   for (;;) {
     record_notes(i);
     Sample& sample = samples_[i];
+    // A flow that let its device go (a refinement round's agent runs
+    // without it) frees it for the others.
+    if (sample.device && !sample.flow.device()) release_device(i);
     if (auto* launch = std::get_if<Launch>(&step)) {
       // Agents, their gates and probes keep off the devices' cores when the
       // machine has cores no device holds (docs/build.md).
