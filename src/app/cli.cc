@@ -95,7 +95,7 @@ int run_cli(int argc, char** argv, const CliSeams& seams) {
       add_compare_command(root),     add_lint_command(root),
       add_zygote_run_command(root),  add_slurm_task_command(root),
       add_repro_command(root),       add_history_command(root),
-      add_leaderboard_command(root),
+      add_leaderboard_command(root), add_self_check_command(root, seams.verify),
   };
   try {
     root.parse(argc, argv);

@@ -30,6 +30,7 @@ Command add_cases_command(CLI::App& root);
 // Both decide their request with `verify` (app/cli.h).
 Command add_verify_command(CLI::App& root, VerifyFn verify);
 Command add_build_command(CLI::App& root, VerifyFn verify);
+Command add_self_check_command(CLI::App& root, VerifyFn verify);
 Command add_monitor_command(CLI::App& root);
 Command add_report_command(CLI::App& root);
 Command add_compare_command(CLI::App& root);

@@ -62,6 +62,9 @@ struct CasePaths {
   // agent.feedback: the rounds a sample has finished, their usage and the
   // feedback the next round is given (the resume point of the rounds).
   std::filesystem::path rounds() const { return dir / "rounds.json"; }
+  // agent.self_check: kgym-check, its request and the problem it checks
+  // against, shown read-only in the agent's box.
+  std::filesystem::path self_check() const { return dir / "self_check"; }
   std::filesystem::path task_desc() const { return dir / kTaskDesc; }
   std::filesystem::path spec() const { return dir / kSpec; }
   std::filesystem::path prompt() const { return dir / kPrompt; }

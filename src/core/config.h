@@ -57,6 +57,10 @@ struct AgentConfig {
   // records it; "fail" makes the sample fail_cheat (cheat.layer transcript).
   std::string transcript_policy = "warn";
   FeedbackConfig feedback;
+  // `kgym-check` on the agent's PATH in its box (docs/agents.md "A check in
+  // the box"): the static rules, the build and the correctness trials on the
+  // problem as the agent sees it; never a verdict.
+  bool self_check = false;
   // kind: replay
   std::filesystem::path replay_dir;
 };

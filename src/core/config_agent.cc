@@ -19,7 +19,7 @@ constexpr std::string_view kAgentKeys[] = {
     "kind",           "argv",      "env",     "timeout_sec",  "workdir",
     "artifacts",      "model",     "dir",     "binary",       "extra_args",
     "opencode_agent", "work_repo", "network", "needs_device", "transcript_policy",
-    "feedback"};
+    "feedback",       "self_check"};
 constexpr std::string_view kFeedbackKeys[] = {"rounds", "until", "prompt"};
 constexpr std::string_view kAgentKinds[] = {"command", "replay", "reference", "opencode", "claude", "codex"};
 
@@ -357,6 +357,15 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::
   }
   read_replay_dir(reader, agent_map, agent);
   if (auto entry = agent_map.get("feedback"); entry && kind_ok) read_feedback(reader, *entry, agent, verifier_mode);
+  if (auto entry = agent_map.get("self_check")) {
+    if (auto on = reader.boolean(*entry)) {
+      if (*on && runs_nothing(agent.kind))
+        reader.error(*entry, "needs an agent that runs",
+                     "remove it or set agent.kind to command, opencode, claude or codex");
+      else
+        agent.self_check = *on;
+    }
+  }
   if (!kind_ok) agent.kind = "replay";
 }
 

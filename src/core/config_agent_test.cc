@@ -76,6 +76,14 @@ TEST_F(ConfigTest, FeedbackRounds) {
   EXPECT_TRUE(Contains(message, at(5, "agent.feedback") + "needs an agent that runs")) << message;
 }
 
+TEST_F(ConfigTest, SelfCheck) {
+  auto config = load("bench_dir: bench\nagent:\n  kind: command\n  argv: [sh]\n  self_check: true\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_TRUE(config->agent.self_check);
+  std::string message = error_of("bench_dir: bench\nagent:\n  kind: replay\n  dir: .\n  self_check: true\n");
+  EXPECT_TRUE(Contains(message, at(5, "agent.self_check") + "needs an agent that runs")) << message;
+}
+
 TEST_F(ConfigTest, WorkflowStagesAndGates) {
   write("Plan the kernel for {case_id}.\n", "prompts/plan.md");
   auto config = load(

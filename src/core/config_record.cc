@@ -139,6 +139,7 @@ json config_record(const Config& c) {
   // does not use them (and --resume against it) stays as it was.
   if (c.samples != 1) record["samples"] = c.samples;
   if (a.needs_device) record["agent"]["needs_device"] = true;
+  if (a.self_check) record["agent"]["self_check"] = true;
   if (a.feedback.on()) {
     record["agent"]["feedback"] = {
         {"rounds", a.feedback.rounds},

@@ -268,6 +268,9 @@ Step SampleFlow::probe_ended(const ProcessExit& exit, bool timed_out) {
   }
   if (auto ok = util::copy_regular_file(id_.c.file, id_.work / CasePaths::kTaskDesc); !ok)
     return fail(Verdict::kHarnessError, ok.error());
+  if (config_.agent.self_check) {
+    if (auto ok = write_self_check(); !ok) return fail(Verdict::kHarnessError, ok.error());
+  }
   return launch_generation();
 }
 

@@ -196,6 +196,7 @@ class SampleFlow {
   std::expected<void, std::string> write_rounds() const;
   void read_rounds();
   std::uint64_t verify_seed() const;
+  std::expected<void, std::string> write_self_check() const;
   std::expected<std::filesystem::path, std::string> write_prompt(const std::string& name,
                                                                  const std::string& text) const;
   Step launch(Child kind, util::ProcessSpec spec, std::chrono::seconds timeout);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "core/backend.h"
 #include "run/sample_flow.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 
 namespace kgym::run {
@@ -122,14 +124,20 @@ std::expected<util::ProcessSpec, std::string> SampleFlow::sandboxed(const util::
     // The agent program itself stays visible when it lives in a hidden tree
     // or under the box's own /tmp (bound only then: binding a program that
     // is a symlink, a venv's python3, over the read-only root fails).
-    if (!spec.argv.empty() && fs::path(spec.argv.front()).is_absolute()) {
-      fs::path program = spec.argv.front();
+    auto show_if_hidden = [&policy](const fs::path& program) {
+      if (!program.is_absolute()) return;
       auto under = [&](const fs::path& dir) {
         auto relative = program.lexically_relative(dir);
         return !relative.empty() && *relative.begin() != "..";
       };
       bool in_hidden = under("/tmp") || std::ranges::any_of(policy.hidden, under);
       if (in_hidden) policy.read_only.push_back(program);
+    };
+    if (!spec.argv.empty()) show_if_hidden(spec.argv.front());
+    // agent.self_check: kgym-check's directory and the kgym it runs.
+    if (who == Boxed::kAgent && config_.agent.self_check) {
+      policy.read_only.push_back(id_.paths.self_check());
+      if (!options_.kgym_argv0.empty()) show_if_hidden(options_.kgym_argv0.front());
     }
     for (const auto& path : config_.sandbox.agent_read_only) policy.read_only.push_back(path);
     for (const fs::path& dir : own) policy.writable.emplace_back(dir, fs::path());
@@ -193,6 +201,12 @@ std::expected<util::ProcessSpec, std::string> SampleFlow::sandboxed(const util::
 // already sets KGYM_DEVICE from the task).
 void SampleFlow::agent_env(util::ProcessSpec& spec) const {
   if (id_.sample > 0) spec.env["KGYM_SAMPLE"] = std::to_string(id_.sample);
+  // agent.self_check: kgym-check first on the PATH (agent.env's, else kgym's).
+  if (config_.agent.self_check) {
+    const char* host = std::getenv("PATH");
+    std::string path = spec.env.contains("PATH") ? spec.env["PATH"] : host != nullptr ? host : "/usr/bin:/bin";
+    spec.env["PATH"] = id_.paths.self_check().string() + ":" + path;
+  }
   if (!config_.agent.needs_device || !device_) return;
   spec.env["KGYM_DEVICE"] = device_->name;
   for (std::string_view variable : backend_of(config_.verifier).agent_device_env)
@@ -226,6 +240,59 @@ Step SampleFlow::launch_stage() {
   stage_name_ = stage.name;
   event("stage", {{"stage", stage.name}, {"attempt", attempt_}});
   return launch_agent(*file);
+}
+
+namespace {
+
+// `text` as one word of sh: in single quotes, each quote closed and escaped.
+std::string sh_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+// agent.self_check (docs/agents.md "A check in the box"): the case's
+// self_check/ directory, shown read-only in the agent's box and first on
+// its PATH, holds `kgym-check`, the request it checks with and a copy of
+// the problem. The request is the verification's at the probed sizes and
+// precision, with kgym's tolerances, made a self check (correctness only,
+// two trials, no held-out shape, no box of its own); kgym self-check draws
+// its own seeds.
+std::expected<void, std::string> SampleFlow::write_self_check() const {
+  namespace fs = std::filesystem;
+  fs::path dir = id_.paths.self_check();
+  if (auto made = util::make_dirs(dir); !made) return made;
+  if (auto copied = util::copy_regular_file(id_.c.file, dir / "problem.py"); !copied) return copied;
+  verify::VerifyRequest req = verify_request({});
+  req.problem = dir / "problem.py";
+  req.candidate = "model_new.py";
+  req.self_check = true;
+  req.config.mode = "correctness";
+  req.sandbox.mode = "none";
+  req.sandbox_hidden.clear();
+  req.run_seed = 0;
+  if (auto ok = util::write_file_atomic(dir / "request.json", util::json_text(verify::to_json(req), 2) + "\n");
+      !ok)
+    return ok;
+  std::string kgym = options_.kgym_argv0.empty() ? "kgym" : options_.kgym_argv0.front();
+  std::string script = fmt::format(
+      "#!/bin/sh\n# kgym-check [FILE]: what kgym's verification would say of FILE (default model_new.py):\n"
+      "# the static rules, the build and two correctness trials; never the verdict.\n"
+      "exec {} self-check --request {} \"$@\"\n",
+      sh_quoted(kgym), sh_quoted((dir / "request.json").string()));
+  if (auto ok = util::write_file_atomic(dir / "kgym-check", script); !ok) return ok;
+  std::error_code ec;
+  fs::permissions(dir / "kgym-check", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                          fs::perms::others_read | fs::perms::others_exec, ec);
+  for (const char* file : {"request.json", "problem.py"})
+    fs::permissions(dir / file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                    fs::perms::others_read, ec);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec, ec);
+  if (ec) return std::unexpected(fmt::format("cannot open {} to the agent's box: {}", dir.string(), ec.message()));
+  return {};
 }
 
 // Writes a prompt kgym made for the agent under the work dir's .kgym/. The

@@ -7,7 +7,20 @@
 #include <fmt/ranges.h>
 
 namespace kgym::run {
+
 namespace {
+
+// agent.self_check (docs/agents.md "A check in the box").
+constexpr const char* kSelfCheckSection =
+    "\n## Checking your candidate\n\n"
+    "`kgym-check [FILE]` (on your PATH; FILE defaults to `model_new.py`) checks a candidate the way the\n"
+    "verification begins: the static rules of this backend, the build, and the correctness trials on\n"
+    "the problem's own inputs and on one signed normal draw, at the sizes above, with the tolerances\n"
+    "above. It prints `ok (...)` or the verdict it would reach with its reason (`static.no_kernel — ...`,\n"
+    "`compile_error — ...`, `fail_correctness — trial 1 ...`) and a log to read. It runs with your\n"
+    "rights and is never the verdict: timing and held-out shapes are checked at verification.\n";
+
+
 
 std::string describe(const worker::TensorInfo& t) {
   if (t.kind == "tensor") return fmt::format("tensor | {} | [{}]", t.dtype, fmt::join(t.shape, ", "));
@@ -93,6 +106,15 @@ std::string render_spec(const Case& c, const Config& config, const worker::Probe
         "speedup (reference time / candidate time). One reference forward took {:.3f} ms when probed.\n",
         probe.forward_ms);
   }
+  if (config.agent.self_check) out += kSelfCheckSection;
+  if (config.agent.feedback.on()) {
+    out += fmt::format(
+        "\n## Rounds\n\nYou may get up to {} rounds: when a candidate falls short ({}), you are prompted again in\n"
+        "this directory with what its verification found. Each round's candidate is verified from scratch.\n",
+        config.agent.feedback.rounds,
+        config.agent.feedback.until == "pass" ? "it does not pass"
+                                              : fmt::format("it does not pass as {}", config.agent.feedback.until));
+  }
   return out;
 }
 
@@ -103,7 +125,11 @@ std::string render_prompt(const Case& c, const Config& config) {
       "Read `SPEC.md` (the contract) and `task_desc.py` (the PyTorch reference `Model`) in this\n"
       "directory. Write `{}` defining `ModelNew`, implemented with your own {} kernel, as fast as\n"
       "you can make it while staying correct. Work only inside this directory.\n",
-      c.id(), artifact, config.verifier.backend);
+      c.id(), artifact, config.verifier.backend) +
+         (config.agent.self_check
+              ? fmt::format("Before you finish, run `kgym-check {}` (on your PATH): it says what the verifier would.\n",
+                            artifact)
+              : std::string());
 }
 
 }  // namespace kgym::run

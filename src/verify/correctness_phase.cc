@@ -124,9 +124,10 @@ std::expected<worker::Message, Failure> CorrectnessPhase::candidate_trial(const 
 }
 
 std::expected<void, Failure> CorrectnessPhase::run_trials() {
-  const int given_trials = std::max(3, setup_.config->trials);
+  const int given_trials = setup_.quick ? 1 : std::max(3, setup_.config->trials);
+  const int normal_trials = setup_.quick ? 1 : kSignedNormalTrials;
   auto& correctness = result_.correctness;
-  for (int trial = 0; trial < given_trials + kSignedNormalTrials; ++trial) {
+  for (int trial = 0; trial < given_trials + normal_trials; ++trial) {
     bool normal = trial >= given_trials;
     std::uint64_t seed = derive_seed(setup_.run_seed, normal ? 500 + static_cast<std::uint64_t>(trial)
                                                               : 1 + static_cast<std::uint64_t>(trial));

@@ -48,6 +48,9 @@ struct CorrectnessSetup {
   // A null or missing trace is a finding: the reference's worker traces on
   // this torch and the candidate slot does not run the reference itself.
   bool trace_expected = false;
+  // kgym-check (VerifyRequest::self_check): one trial on get_inputs() and
+  // one on signed normal values.
+  bool quick = false;
 };
 
 class CorrectnessPhase {

@@ -84,6 +84,7 @@ std::expected<VerifyRequest, std::string> bundle_request(const json& recorded, c
   VerifyRequest req = base;
   // Never from a bundle, whatever the base says: these are how kgym checks.
   req.candidate_is_reference = false;
+  req.self_check = false;
   req.untrusted_problem = true;  // the bundle's problem file is its code, not the dataset's
   req.static_checks = true;
   req.op_trace = true;

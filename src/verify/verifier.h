@@ -85,6 +85,10 @@ struct VerifyRequest {
   // candidate's uid, without capabilities, in PID and network namespaces
   // (kgym-box under unshare). Not part of the JSON form.
   bool untrusted_problem = false;
+  // `kgym-check` in an agent's box (agent.self_check, docs/agents.md "A
+  // check in the box"): correctness only, one trial on get_inputs() and one
+  // on signed normal values, no held-out shape. Never a verdict of the run.
+  bool self_check = false;
   // What the request does about the candidate's build (docs/build.md).
   VerifyStage stage = VerifyStage::kBuildThenVerify;
   // kVerifyPrebuilt: the build stage's output, which the candidate's

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "verify/repro_bundle.h"
 #include "worker/child_process.h"
 #include "worker/probe.h"
 #include "worker/python_env.h"
@@ -326,6 +327,23 @@ TEST(VerifyRequestJson, TheStageRoundTripsAndAnUnknownOneIsRefused) {
   auto bad = to_json(build);
   bad["stage"] = "compile";
   EXPECT_THROW(verify_request_from_json(bad), nlohmann::json::exception);
+}
+
+// kgym-check's request (agent.self_check) says so; a bundle never makes a
+// verification a self check, whatever its request.json says.
+TEST(VerifyRequestJson, ASelfCheckRoundTripsAndABundleNeverAsksForOne) {
+  VerifyRequest check;
+  check.problem = "/p.py";
+  check.candidate = "model_new.py";
+  EXPECT_FALSE(to_json(check).contains("self_check"));
+  check.self_check = true;
+  EXPECT_TRUE(verify_request_from_json(to_json(check)).self_check);
+  std::vector<std::string> notes;
+  VerifyRequest base;
+  base.self_check = true;
+  auto from_bundle = bundle_request(to_json(check), base, notes);
+  ASSERT_TRUE(from_bundle) << from_bundle.error();
+  EXPECT_FALSE(from_bundle->self_check);
 }
 
 }  // namespace

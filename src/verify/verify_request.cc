@@ -88,6 +88,7 @@ nlohmann::json to_json(const VerifyRequest& r) {
   if (r.pch_root) j["pch_root"] = r.pch_root->string();
   if (r.pch_dir) j["pch_dir"] = r.pch_dir->string();
   if (r.init_inputs) j["init_inputs"] = *r.init_inputs;
+  if (r.self_check) j["self_check"] = true;
   return j;
 }
 
@@ -126,6 +127,7 @@ VerifyRequest verify_request_from_json(const nlohmann::json& j) {
   if (auto it = j.find("pch_root"); it != j.end() && it->is_string()) r.pch_root = it->get<std::string>();
   if (auto it = j.find("pch_dir"); it != j.end() && it->is_string()) r.pch_dir = it->get<std::string>();
   if (auto it = j.find("init_inputs"); it != j.end() && it->is_array()) r.init_inputs = *it;
+  r.self_check = j.value("self_check", false);
   return r;
 }
 
