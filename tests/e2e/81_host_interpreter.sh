@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels: e2e torch
+# labels: e2e torch slow
 # Kernels checked without their device (verifier.execution: host_interpreter,
 # docs/backends.md): the pto_case samples' Triton solutions under Triton's
 # interpreter (backend cuda) and their PyPTO solutions under PyPTO's host
