@@ -83,4 +83,26 @@ if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true 
   expect_output "isolation: agent bwrap" "the agent ran in the bwrap box"
   check "Claude Code kept its state in the case's private home" test -d "$C/agent_home/.claude"
 fi
+
+# Two refinement rounds (agent.feedback): the mock writes a wrong kernel
+# first and the right one once kgym's feedback is in the conversation;
+# round 2 continues Claude Code's session (claude --continue), so the mock
+# sees round 1's Write in it.
+sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' "$SOLUTION" >"$TMP/wrong.py"
+/usr/bin/python3 "$SRC/tests/integration/mock_anthropic_server.py" "$SOLUTION" "$TMP/port2" "$TMP/requests2.jsonl" \
+  "$TMP/wrong.py" &
+MOCK2=$!
+trap 'kill $MOCK $MOCK2 2>/dev/null; [ -n "${KGYM_E2E_KEEP:-}" ] || rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do [ -s "$TMP/port2" ] && break; sleep 0.1; done
+sed -e "s/127.0.0.1:$PORT/127.0.0.1:$(cat "$TMP/port2")/" -e 's/run_name: cc}/run_name: rounds}/' \
+  -e 's/^  timeout_sec: 300$/  timeout_sec: 300\n  feedback: {rounds: 2}/' "$TMP/cc.yaml" >"$TMP/rounds.yaml"
+C="$TMP/runs/rounds/cases/level1/1_ReLU"
+expect_exit 0 "kgym run with two rounds of Claude Code" "$KGYM" run --config "$TMP/rounds.yaml"
+expect_verdict "$C/result.json" pass
+check "round 1 failed, round 2 passed" json_true "$C/result.json" \
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]'
+check "round 2's prompt reached the mock in the continued session, with round 1's Write" \
+  json_lines_any "$TMP/requests2.jsonl" 'r.get("feedback") and r.get("earlier_turn") and r["answer"] == "tool_use"'
+check "the agent's tokens add up over both rounds" json_true "$C/result.json" \
+  'r["rounds"][0]["tokens"] > 0 and r["rounds"][1]["tokens"] > 0 and r["generation"]["tokens"]["in"] + r["generation"]["tokens"]["out"] == r["rounds"][0]["tokens"] + r["rounds"][1]["tokens"]'
 finish

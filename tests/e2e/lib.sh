@@ -66,6 +66,10 @@ print(json.dumps(v) if isinstance(v, (list, dict)) else v)' "$1" "$2"
 # json_true FILE EXPR : succeeds when EXPR holds (e.g. as a `check` command).
 json_true() { /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"; }
 
+# json_lines_any FILE EXPR : succeeds when EXPR holds for some line of a JSON-lines file (as `r`).
+json_lines_any() { /usr/bin/python3 -c 'import json, sys
+sys.exit(0 if any(eval(sys.argv[2], {"r": json.loads(l)}) for l in open(sys.argv[1]) if l.strip()) else 1)' "$1" "$2"; }
+
 # verdict_of RESULT_JSON : prints the verdict field.
 verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
 

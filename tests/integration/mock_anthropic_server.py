@@ -2,11 +2,13 @@
 """A scripted Anthropic Messages API server for the Claude Code integration test.
 
 POST /v1/messages (streamed as server-sent events, or not):
-  * a request that offers the `Write` tool and whose conversation holds no
-    tool_result yet gets one tool_use: Write with file_path
+  * a request that offers the `Write` tool and whose last message is the
+    user's prompt (not a tool_result) gets one tool_use: Write with file_path
     <working directory>/model_new.py (the directory named in the system
     prompt; Claude Code's Write wants an absolute path) and the content of
-    the stored solution given on the command line;
+    the stored solution given on the command line — or, with FIRST_SOLUTION
+    given (refinement rounds), of FIRST_SOLUTION until a user message holds
+    kgym's feedback ("## Verification of your previous candidate");
   * any other request (after the tool result, or a side request: a title,
     a quota check, a small-model call without tools) gets a short text
     answer.
@@ -16,7 +18,11 @@ path gets a 404 in Anthropic's error shape. Every request is appended to LOG
 as one JSON line. Listens on 127.0.0.1 on a free port and writes the port to
 PORT_FILE once it accepts connections.
 
-usage: mock_anthropic_server.py SOLUTION_FILE PORT_FILE LOG
+Each logged request says whether the conversation holds kgym's feedback
+("feedback") and an earlier Write of this server ("earlier_turn": the
+session was continued).
+
+usage: mock_anthropic_server.py SOLUTION_FILE PORT_FILE LOG [FIRST_SOLUTION_FILE]
 """
 import json
 import os
@@ -26,6 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SOLUTION = open(sys.argv[1]).read()
 PORT_FILE, LOG = sys.argv[2], sys.argv[3]
+FIRST = open(sys.argv[4]).read() if len(sys.argv) > 4 else None
+FEEDBACK = "## Verification of your previous candidate"
 USAGE = {"input_tokens": 1000, "output_tokens": 50}
 
 
@@ -38,9 +46,19 @@ def text_of(content):
     return ""
 
 
-def has_tool_result(messages):
-    return any(isinstance(m.get("content"), list) and
-               any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
+def is_prompt(message):
+    """A user message that is a prompt, not a tool_result."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    return not (isinstance(content, list) and
+                any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
+
+
+def earlier_write(messages):
+    return any(m.get("role") == "assistant" and isinstance(m.get("content"), list) and
+               any(isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Write"
+                   for b in m["content"])
                for m in messages)
 
 
@@ -106,13 +124,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.not_found()
         schema = write_schema(request.get("tools"))
         cwd = working_directory(request)
-        call = schema is not None and cwd is not None and not has_tool_result(messages)
+        call = schema is not None and cwd is not None and bool(messages) and is_prompt(messages[-1])
+        feedback = any(m.get("role") == "user" and FEEDBACK in text_of(m.get("content")) for m in messages)
         entry.update(answer="tool_use" if call else "text", cwd=cwd,
-                     write_input=sorted((schema or {}).get("properties", {})))
+                     write_input=sorted((schema or {}).get("properties", {})),
+                     feedback=feedback, earlier_turn=earlier_write(messages))
         self.record(entry)
         if call:
-            block = {"type": "tool_use", "id": "toolu_kgym_1", "name": "Write",
-                     "input": {"file_path": os.path.join(cwd, "model_new.py"), "content": SOLUTION}}
+            content = FIRST if FIRST is not None and not feedback else SOLUTION
+            block = {"type": "tool_use", "id": f"toolu_kgym_{len(messages)}", "name": "Write",
+                     "input": {"file_path": os.path.join(cwd, "model_new.py"), "content": content}}
             stop = "tool_use"
         else:
             block = {"type": "text", "text": "model_new.py is written."}

@@ -2,11 +2,14 @@
 """A scripted OpenAI Responses API server for the Codex integration test.
 
 POST /v1/responses (streamed as server-sent events, or not):
-  * a request that offers the `apply_patch` tool and whose input holds no
-    tool output yet gets one call of it: a patch that adds model_new.py with
-    the content of the stored solution given on the command line (a
-    custom_tool_call when the tool is a freeform one, a function_call with
-    {"input": patch} when it is a function);
+  * a request that offers the `apply_patch` tool and whose last input item
+    is the user's prompt (not a tool output) gets one call of it: a patch
+    that adds model_new.py with the content of the stored solution given on
+    the command line (a custom_tool_call when the tool is a freeform one, a
+    function_call with {"input": patch} when it is a function) — or, with
+    FIRST_SOLUTION given (refinement rounds), adds FIRST_SOLUTION until a
+    user message holds kgym's feedback ("## Verification of your previous
+    candidate"), then replaces it with the solution;
   * any other request (after the tool output, or a side request) gets a
     short text message.
   Every answer reports usage of 1000 input (200 of them cached) and 50
@@ -15,7 +18,11 @@ GET /v1/models lists one model; any other path gets a 404. Every request is
 appended to LOG as one JSON line. Listens on 127.0.0.1 on a free port and
 writes the port to PORT_FILE once it accepts connections.
 
-usage: mock_openai_responses_server.py SOLUTION_FILE PORT_FILE LOG
+Each logged request says whether its input holds kgym's feedback
+("feedback") and an earlier apply_patch call of this server ("earlier_turn":
+the session was continued).
+
+usage: mock_openai_responses_server.py SOLUTION_FILE PORT_FILE LOG [FIRST_SOLUTION_FILE]
 """
 import json
 import os
@@ -25,9 +32,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SOLUTION = open(sys.argv[1]).read()
 PORT_FILE, LOG = sys.argv[2], sys.argv[3]
+FIRST = open(sys.argv[4]).read() if len(sys.argv) > 4 else None
+FEEDBACK = "## Verification of your previous candidate"
 USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 200},
          "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1050}
-TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def patch_adding(path, text):
@@ -36,15 +44,29 @@ def patch_adding(path, text):
                      ["*** End Patch"]) + "\n"
 
 
+def patch_replacing(path, old, new):
+    lines = ["*** Begin Patch", f"*** Update File: {path}", "@@"]
+    lines += ["-" + line for line in old.splitlines()] + ["+" + line for line in new.splitlines()]
+    return "\n".join(lines + ["*** End Patch"]) + "\n"
+
+
+def text_of(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def is_prompt(item):
+    return isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "user"
+
+
 def tool_named(tools, name):
     for tool in tools or []:
         if tool.get("name") == name or tool.get("function", {}).get("name") == name:
             return tool
     return None
-
-
-def has_tool_output(items):
-    return any(isinstance(item, dict) and item.get("type") in TOOL_OUTPUTS for item in items)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -89,17 +111,25 @@ class Handler(BaseHTTPRequestHandler):
             self.record(dict(entry, answer="404"))
             return self.not_found()
         patch_tool = tool_named(tools, "apply_patch")
-        call = patch_tool is not None and not has_tool_output(items)
-        self.record(dict(entry, answer="tool_call" if call else "text"))
+        call = patch_tool is not None and bool(items) and is_prompt(items[-1])
+        feedback = any(is_prompt(i) and FEEDBACK in text_of(i.get("content")) for i in items)
+        earlier = any(isinstance(i, dict) and i.get("type") in ("custom_tool_call", "function_call") and
+                      i.get("name") == "apply_patch" for i in items)
+        self.record(dict(entry, answer="tool_call" if call else "text", feedback=feedback, earlier_turn=earlier))
         n = len(items)
         if call:
-            patch = patch_adding("model_new.py", SOLUTION)
+            if FIRST is None:
+                patch = patch_adding("model_new.py", SOLUTION)
+            elif not feedback:
+                patch = patch_adding("model_new.py", FIRST)
+            else:
+                patch = patch_replacing("model_new.py", FIRST, SOLUTION)
             if patch_tool.get("type") == "custom":
                 item = {"type": "custom_tool_call", "id": f"ctc_kgym_{n}", "status": "completed",
-                        "call_id": "call_kgym_1", "name": "apply_patch", "input": patch}
+                        "call_id": f"call_kgym_{n}", "name": "apply_patch", "input": patch}
             else:
                 item = {"type": "function_call", "id": f"fc_kgym_{n}", "status": "completed",
-                        "call_id": "call_kgym_1", "name": "apply_patch", "arguments": json.dumps({"input": patch})}
+                        "call_id": f"call_kgym_{n}", "name": "apply_patch", "arguments": json.dumps({"input": patch})}
         else:
             item = {"type": "message", "id": f"msg_kgym_{n}", "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": "model_new.py is written.", "annotations": []}]}
