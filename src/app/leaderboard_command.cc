@@ -20,6 +20,7 @@ struct LeaderboardArgs {
   std::string by = "model";
   std::string level, since, markdown_file, html_file;
   bool json = false;
+  int round = 0;  // --round R; 0: each case as it ended
 };
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
@@ -31,7 +32,7 @@ nlohmann::json rate_json(const history::Rate& r) {
 }
 
 // The leaderboard as one object (docs/results.md "Machine-readable output").
-nlohmann::json leaderboard_json(const history::Leaderboard& board) {
+nlohmann::json leaderboard_json(const history::Leaderboard& board, std::optional<int> round) {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : board.entries) {
     entries.push_back({{"key", e.key},
@@ -53,6 +54,7 @@ nlohmann::json leaderboard_json(const history::Leaderboard& board) {
   return {{"kgym_json", 1},
           {"command", "leaderboard"},
           {"by", history::to_string(board.by)},
+          {"round", round ? nlohmann::json(*round) : nlohmann::json(nullptr)},
           {"common_cases", board.common_cases},
           {"all_cases", board.all_cases},
           {"case_sets_differ", board.case_sets_differ},
@@ -78,6 +80,7 @@ int run_leaderboard(const LeaderboardArgs& args) {
   }
   query.by = *by;
   if (!args.level.empty()) query.level = args.level;
+  if (args.round > 0) query.round = args.round;
   if (!args.since.empty()) {
     query.since = history::parse_date(args.since);
     if (!query.since) {
@@ -95,9 +98,10 @@ int run_leaderboard(const LeaderboardArgs& args) {
     return kExitUsage;
   }
   if (args.json) {
-    fmt::print("{}\n", util::json_text(leaderboard_json(*board), 2));
+    fmt::print("{}\n", util::json_text(leaderboard_json(*board, query.round), 2));
     return kExitOk;
   }
+  if (query.round) fmt::print("each case as it stood after refinement round {}\n", *query.round);
   fmt::print("{}", history::leaderboard_table(*board));
   bool ok = write("--md", args.markdown_file, history::leaderboard_markdown(*board));
   ok = write("--html", args.html_file,
@@ -115,6 +119,10 @@ Command add_leaderboard_command(CLI::App& root) {
   app->add_option("--by", args->by, "Group by model (default), agent, workflow or config");
   app->add_option("--level", args->level, "Only cases of this level");
   app->add_option("--since", args->since, "Only runs started on or after this UTC date (YYYY-MM-DD)");
+  app->add_option("--round", args->round,
+                  "Each case as it stood after this refinement round (agent.feedback; a case that ended "
+                  "earlier at its last round), with what its agent spent until then")
+      ->check(CLI::Range(1, 20));
   app->add_option("--md", args->markdown_file, "Also write the leaderboard as Markdown to this file");
   app->add_option("--html", args->html_file, "Also write it as a self-contained HTML page to this file");
   app->add_flag("--json", args->json, "print the leaderboard as one JSON object instead of the table")

@@ -219,6 +219,11 @@ ON CONFLICT (run_dir) DO UPDATE SET name = ?2, model = ?3, agent = ?4, workflow 
     std::int64_t run_id = id_of.integer(0);
     Statement clear = db.prepare("DELETE FROM results WHERE run_id = ?");
     clear.bind(1, run_id).run();
+    Statement clear_rounds = db.prepare("DELETE FROM result_rounds WHERE run_id = ?");
+    clear_rounds.bind(1, run_id).run();
+    Statement insert_round = db.prepare(R"sql(
+INSERT INTO result_rounds (run_id, case_id, round, verdict, speedup, speedup_lo, speedup_hi, tokens, cost)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
     Statement insert = db.prepare(R"sql(
 INSERT INTO results (run_id, case_id, level, verdict, speedup, speedup_lo, speedup_hi, cost, tokens_in,
                      tokens_out, cheat_rule, execution, samples_n, samples_passed, baseline)
@@ -247,6 +252,17 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15))sql");
       if (r.cheat) insert.bind(11, r.cheat->rule);
       insert.bind(12, r.execution).bind(15, r.baseline ? 1 : 0);
       insert.run();
+      for (const RoundRecord& round : r.rounds) {
+        insert_round.bind(1, run_id).bind(2, r.case_id).bind(3, round.round);
+        insert_round.bind(4, std::string(to_string(round.verdict)));
+        if (r.execution == "device" && round.speedup) {
+          insert_round.bind(5, *round.speedup);
+          if (round.speedup_ci95)
+            insert_round.bind(6, round.speedup_ci95->lo).bind(7, round.speedup_ci95->hi);
+        }
+        insert_round.bind(8, round.tokens).bind(9, round.cost);
+        insert_round.run();
+      }
     }
     tx.commit();
     out.action = existing ? IndexAction::kUpdated : IndexAction::kAdded;

@@ -132,15 +132,32 @@ std::optional<double> parse_date(std::string_view text) {
 
 std::expected<Leaderboard, std::string> leaderboard(Database& db, const LeaderboardQuery& query) {
   try {
+    // With --round, q is the case's round min(R, its last): its verdict and
+    // speedup stand for the case's, and its spending is that of rounds 1..R
+    // (tokens in + out as tokens_in).
     std::string sql = fmt::format(R"sql(
-SELECT {}, x.case_id, x.run_id, x.verdict, x.speedup, x.speedup_lo, x.speedup_hi, x.cost, x.tokens_in,
-       x.tokens_out, x.samples_n, x.samples_passed
+SELECT {}, x.case_id, x.run_id,
+       CASE WHEN q.run_id IS NULL THEN x.verdict ELSE q.verdict END,
+       CASE WHEN q.run_id IS NULL THEN x.speedup ELSE q.speedup END,
+       CASE WHEN q.run_id IS NULL THEN x.speedup_lo ELSE q.speedup_lo END,
+       CASE WHEN q.run_id IS NULL THEN x.speedup_hi ELSE q.speedup_hi END,
+       CASE WHEN q.run_id IS NULL THEN x.cost ELSE
+         (SELECT SUM(s.cost) FROM result_rounds s
+          WHERE s.run_id = x.run_id AND s.case_id = x.case_id AND s.round <= ?3) END,
+       CASE WHEN q.run_id IS NULL THEN x.tokens_in ELSE
+         (SELECT SUM(s.tokens) FROM result_rounds s
+          WHERE s.run_id = x.run_id AND s.case_id = x.case_id AND s.round <= ?3) END,
+       CASE WHEN q.run_id IS NULL THEN x.tokens_out ELSE NULL END,
+       x.samples_n, x.samples_passed
 FROM results x JOIN runs r ON r.id = x.run_id
+LEFT JOIN result_rounds q ON ?3 IS NOT NULL AND q.run_id = x.run_id AND q.case_id = x.case_id AND
+  q.round = (SELECT MIN(?3, MAX(m.round)) FROM result_rounds m
+             WHERE m.run_id = x.run_id AND m.case_id = x.case_id)
 WHERE x.baseline = 0 AND (?1 IS NULL OR x.level = ?1) AND (?2 IS NULL OR r.started_at >= ?2)
 ORDER BY r.started_at, r.id)sql",
                                   group_column(query.by));
     Statement select = db.prepare(sql);
-    select.bind(1, query.level).bind(2, query.since);
+    select.bind(1, query.level).bind(2, query.since).bind(3, query.round);
     std::map<std::string, std::map<std::string, CaseRecord>> groups;  // newest run last: it wins
     while (select.step()) {
       CaseRecord c{.run_id = select.integer(2),

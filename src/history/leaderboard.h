@@ -25,6 +25,10 @@ struct LeaderboardQuery {
   GroupBy by = GroupBy::kModel;
   std::optional<std::string> level;  // only cases of this level
   std::optional<double> since;       // only runs started at or after (unix seconds)
+  // Refinement rounds (agent.feedback): each case as it stood after this
+  // round (its last, when it ended earlier), with what its agent spent in
+  // rounds 1..round; a case without rounds as it ended.
+  std::optional<int> round;
 };
 
 struct Rate {

@@ -115,6 +115,43 @@ TEST_F(LeaderboardTest, PassAtKFromSamples) {
   EXPECT_DOUBLE_EQ(*board->entries[0].pass_at_k, 1.0);
 }
 
+// --round R: each case at its round R (its last when it ended earlier),
+// with what its agent spent in rounds 1..R.
+TEST_F(LeaderboardTest, ARoundRestrictsEachCaseToThatRound) {
+  CaseResult a = make_case("level1/1_A", Verdict::kPass, 3.0);
+  a.rounds = {RoundRecord{.round = 1, .verdict = Verdict::kFailCorrectness, .tokens = 100, .cost = 1.0},
+              RoundRecord{.round = 2,
+                          .verdict = Verdict::kPass,
+                          .speedup = 3.0,
+                          .speedup_ci95 = Interval{2.5, 3.5},
+                          .tokens = 50,
+                          .cost = 0.5}};
+  CaseResult b = make_case("level1/2_B", Verdict::kPass, 2.0);
+  b.rounds = {RoundRecord{.round = 1,
+                          .verdict = Verdict::kPass,
+                          .speedup = 2.0,
+                          .speedup_ci95 = Interval{1.8, 2.2},
+                          .tokens = 70,
+                          .cost = 0.25}};
+  add(FakeRun{.dir = tmp_.path() / "r"}, {a, b});
+  auto last = leaderboard(*db_, {.by = GroupBy::kAgent});
+  ASSERT_TRUE(last) << last.error();
+  EXPECT_EQ(last->entries[0].correct.count, 2);
+  auto first = leaderboard(*db_, {.by = GroupBy::kAgent, .round = 1});
+  ASSERT_TRUE(first) << first.error();
+  const LeaderboardEntry& e = first->entries[0];
+  EXPECT_EQ(e.correct.count, 1) << "1_A failed its first round";
+  EXPECT_EQ(e.fast_1.count, 1);
+  ASSERT_TRUE(e.cost_per_solve);
+  EXPECT_DOUBLE_EQ(*e.cost_per_solve, 1.25) << "rounds 1 of both cases, over one solve";
+  ASSERT_TRUE(e.tokens_per_solve);
+  EXPECT_DOUBLE_EQ(*e.tokens_per_solve, 170.0);
+  auto later = leaderboard(*db_, {.by = GroupBy::kAgent, .round = 5});
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->entries[0].correct.count, 2) << "past their last round, cases stand as they ended";
+  EXPECT_DOUBLE_EQ(*later->entries[0].cost_per_solve, 1.75 / 2);
+}
+
 TEST(LeaderboardDates, ParsesDaysAndTimes) {
   EXPECT_EQ(parse_date("1970-01-02"), 86400.0);
   EXPECT_EQ(parse_date("1970-01-01T01:00:00"), 3600.0);

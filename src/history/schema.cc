@@ -12,7 +12,7 @@ namespace {
 
 // Migration i (from 1) takes the schema from version i-1 to i. Append only:
 // a released migration never changes.
-constexpr std::array<std::string_view, 2> kMigrations = {
+constexpr std::array<std::string_view, 3> kMigrations = {
     // 1: runs and their per-case results.
     R"sql(
 CREATE TABLE runs (
@@ -57,6 +57,22 @@ ALTER TABLE results ADD COLUMN samples_n INTEGER;
 ALTER TABLE results ADD COLUMN samples_passed INTEGER;
 ALTER TABLE results ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_by_config ON runs(config_hash, started_at);
+)sql",
+    // 3: refinement rounds (agent.feedback): each case's rounds, for
+    // `kgym leaderboard --round`.
+    R"sql(
+CREATE TABLE result_rounds (
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  case_id     TEXT NOT NULL,
+  round       INTEGER NOT NULL,
+  verdict     TEXT NOT NULL,
+  speedup     REAL,
+  speedup_lo  REAL,
+  speedup_hi  REAL,
+  tokens      INTEGER,
+  cost        REAL,
+  PRIMARY KEY (run_id, case_id, round)
+);
 )sql",
 };
 

@@ -18,7 +18,7 @@ TEST(HistorySchema, CreatesEveryTableAtTheCurrentVersionInWalMode) {
   Statement tables = db->prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
   std::vector<std::string> names;
   while (tables.step()) names.push_back(tables.text(0));
-  EXPECT_EQ(names, (std::vector<std::string>{"results", "runs"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"result_rounds", "results", "runs"}));
 }
 
 TEST(HistorySchema, MigratesAnOlderDatabaseKeepingItsRows) {
