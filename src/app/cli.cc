@@ -89,13 +89,21 @@ int run_cli(int argc, char** argv, const CliSeams& seams) {
   root.require_subcommand(1);
   root.set_version_flag("--version", fmt::format("kgym {} (commit {})", kgym_version(), kgym_commit()));
   std::vector<Command> commands = {
-      add_run_command(root),         add_cases_command(root),
-      add_verify_command(root, seams.verify), add_build_command(root, seams.verify),
-      add_monitor_command(root),     add_report_command(root),
-      add_compare_command(root),     add_lint_command(root),
-      add_zygote_run_command(root),  add_slurm_task_command(root),
-      add_repro_command(root),       add_history_command(root),
-      add_leaderboard_command(root), add_self_check_command(root, seams.verify),
+      add_run_command(root),
+      add_cases_command(root),
+      add_verify_command(root, seams.verify),
+      add_build_command(root, seams.verify),
+      add_monitor_command(root),
+      add_report_command(root),
+      add_compare_command(root),
+      add_lint_command(root),
+      add_zygote_run_command(root),
+      add_slurm_task_command(root),
+      add_repro_command(root),
+      add_history_command(root),
+      add_leaderboard_command(root),
+      add_self_check_command(root, seams.verify),
+      add_roofline_command(root),
   };
   try {
     root.parse(argc, argv);

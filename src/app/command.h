@@ -40,5 +40,6 @@ Command add_slurm_task_command(CLI::App& root);
 Command add_repro_command(CLI::App& root);
 Command add_history_command(CLI::App& root);
 Command add_leaderboard_command(CLI::App& root);
+Command add_roofline_command(CLI::App& root);
 
 }  // namespace kgym::app

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/agent.h"
+#include "core/backend.h"
 #include "core/case_paths.h"
 #include "core/case_set.h"
 #include "core/config_record.h"
@@ -17,6 +18,7 @@
 #include "run/campaign_setup.h"
 #include "run/machine_info.h"
 #include "run/resume_check.h"
+#include "run/roofline.h"
 #include "run/scheduler.h"
 #include "run/slurm_coordinator.h"
 #include "run/state_store.h"
@@ -119,6 +121,20 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
   run["torch_build"] = env.torch_build;
   record.machine = machine_info(config, torch_version);
   run["machine"] = record.machine;
+  // The roofs of each device the timing runs on (docs/roofline.md): a cpu
+  // device's cores, measured once per machine and core set, then cached.
+  // Not under Slurm: this is the login node, not the nodes the cases run on.
+  const Backend& backend = backend_of(config.verifier);
+  if (backend.devices_are_cores && backend.measures_speed && !backend.host_interpreter() &&
+      config.verifier.mode == "performance" && config.executor.kind == "local") {
+    nlohmann::json roofs = nlohmann::json::array();
+    for (const std::string& device : config.devices) {
+      auto measured = cpu_device_roofs(device, worker::kgym_cache_root(), false);
+      roofs.push_back(measured ? roofs_json(*measured)
+                               : nlohmann::json{{"device", device}, {"missing", measured.error()}});
+    }
+    run["roofs"] = std::move(roofs);
+  }
   std::vector<std::string> ids;
   for (const Case& c : cases) ids.push_back(c.id());
   run["cases"] = ids;

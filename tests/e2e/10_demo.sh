@@ -29,6 +29,8 @@ for f in task_desc.py SPEC.md prompt.md candidate/model_new.py verify.log result
 done
 check "SPEC.md names the input shapes" grep -q "float32" "$RUN/cases/level1/5_Matmul/SPEC.md"
 check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
+check "run.json records each device's roofs" json_true "$RUN/run.json" \
+  '[d["device"] for d in r["roofs"]] == ["0", "1"] and all(d["memory_bandwidth_gbs"]["median"] > 0 and d["peak_gflops"]["float32"]["median"] > 0 for d in r["roofs"])'
 check "fail_correctness carries its evidence" grep -q '"max_abs_err": [0-9]' "$RUN/cases/level1/3_SumReduction/result.json"
 check "a passing case has a speedup" grep -q '"speedup": {' "$RUN/cases/level1/1_ReLU/result.json"
 check "summary.json counts 5 passes" grep -qE '"pass": 5' "$RUN/summary.json"

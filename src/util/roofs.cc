@@ -1,0 +1,278 @@
+#include "util/roofs.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace kgym::util {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void pin_to(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  (void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+RoofFigure figure_of(std::vector<double> runs) {
+  RoofFigure f;
+  f.runs = runs;
+  std::sort(runs.begin(), runs.end());
+  f.min = runs.front();
+  f.max = runs.back();
+  std::size_t n = runs.size();
+  f.median = n % 2 == 1 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+  return f;
+}
+
+// Runs `work(thread index)` on one thread per core, all started together;
+// returns the wall time from the common start to the last end.
+template <typename Work>
+double on_every_core(const std::vector<int>& cores, Work work) {
+  std::barrier start(static_cast<std::ptrdiff_t>(cores.size()) + 1);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < cores.size(); ++t) {
+    threads.emplace_back([&, t] {
+      pin_to(cores[t]);
+      start.arrive_and_wait();
+      work(t);
+    });
+  }
+  start.arrive_and_wait();
+  auto began = Clock::now();
+  for (std::thread& th : threads) th.join();
+  return seconds_since(began);
+}
+
+// The FMA loops: `iterations` times 10 independent vector FMAs; each
+// returns a value that depends on every accumulator, so none is elided.
+constexpr int kAccumulators = 10;
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) double fma_f32_avx512(long iterations) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], mul, add);
+  __m512 sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm512_add_ps(sum, acc[k]);
+  return _mm512_reduce_add_ps(sum);
+}
+__attribute__((target("avx512f"))) double fma_f64_avx512(long iterations) {
+  __m512d acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_pd(1.0 + 0.001 * k);
+  const __m512d mul = _mm512_set1_pd(0.999999999), add = _mm512_set1_pd(1e-12);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_pd(acc[k], mul, add);
+  __m512d sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm512_add_pd(sum, acc[k]);
+  return _mm512_reduce_add_pd(sum);
+}
+__attribute__((target("avx2,fma"))) double fma_f32_avx2(long iterations) {
+  __m256 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], mul, add);
+  alignas(32) float out[8];
+  __m256 sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_ps(sum, acc[k]);
+  _mm256_store_ps(out, sum);
+  double total = 0;
+  for (float x : out) total += x;
+  return total;
+}
+__attribute__((target("avx2,fma"))) double fma_f64_avx2(long iterations) {
+  __m256d acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_pd(1.0 + 0.001 * k);
+  const __m256d mul = _mm256_set1_pd(0.999999999), add = _mm256_set1_pd(1e-12);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_pd(acc[k], mul, add);
+  alignas(32) double out[4];
+  __m256d sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_pd(sum, acc[k]);
+  _mm256_store_pd(out, sum);
+  return out[0] + out[1] + out[2] + out[3];
+}
+// SSE2 has no FMA: a multiply and an add, 2 operations per lane all the same.
+double fma_f32_sse2(long iterations) {
+  __m128 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m128 mul = _mm_set1_ps(0.999999f), add = _mm_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_ps(_mm_mul_ps(acc[k], mul), add);
+  alignas(16) float out[4];
+  __m128 sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_ps(sum, acc[k]);
+  _mm_store_ps(out, sum);
+  return out[0] + out[1] + out[2] + out[3];
+}
+double fma_f64_sse2(long iterations) {
+  __m128d acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_pd(1.0 + 0.001 * k);
+  const __m128d mul = _mm_set1_pd(0.999999999), add = _mm_set1_pd(1e-12);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_pd(_mm_mul_pd(acc[k], mul), add);
+  alignas(16) double out[2];
+  __m128d sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_pd(sum, acc[k]);
+  _mm_store_pd(out, sum);
+  return out[0] + out[1];
+}
+#endif
+
+template <typename T>
+double fma_scalar(long iterations) {
+  T acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = T(1) + T(0.001) * T(k);
+  const T mul = T(0.999999), add = T(1e-7);
+  for (long i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = acc[k] * mul + add;
+  double total = 0;
+  for (T x : acc) total += static_cast<double>(x);
+  return total;
+}
+
+struct FmaKernel {
+  std::string isa;
+  double (*f32)(long);
+  double (*f64)(long);
+  int f32_lanes, f64_lanes;
+};
+
+FmaKernel fma_kernel() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return {"avx512f", fma_f32_avx512, fma_f64_avx512, 16, 8};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"avx2+fma", fma_f32_avx2, fma_f64_avx2, 8, 4};
+  return {"sse2", fma_f32_sse2, fma_f64_sse2, 4, 2};
+#else
+  return {"scalar", fma_scalar<float>, fma_scalar<double>, 1, 1};
+#endif
+}
+
+std::atomic<double> sink{0};
+
+// GFLOP/s of `kernel` on every core for about 0.2 s.
+double peak_gflops(const std::vector<int>& cores, double (*kernel)(long), int lanes) {
+  long iterations = 1 << 16;
+  for (;;) {  // calibrated on one core, to about 0.2 s
+    auto t0 = Clock::now();
+    sink = sink + kernel(iterations);
+    if (seconds_since(t0) > 0.05 || iterations > (1L << 40)) break;
+    iterations *= 2;
+  }
+  iterations *= 4;
+  double wall = on_every_core(cores, [&](std::size_t) { sink = sink + kernel(iterations); });
+  double operations =
+      2.0 * lanes * kAccumulators * static_cast<double>(iterations) * static_cast<double>(cores.size());
+  return operations / wall / 1e9;
+}
+
+// GB/s of the triad: each thread on its own part of three arrays it
+// touched first, the best of `passes`.
+double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread, int passes) {
+  std::size_t n = elements_per_thread;
+  std::vector<std::unique_ptr<double[]>> a(cores.size()), b(cores.size()), c(cores.size());
+  on_every_core(cores, [&](std::size_t t) {
+    a[t].reset(new double[n]);
+    b[t].reset(new double[n]);
+    c[t].reset(new double[n]);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[t][i] = 0;
+      b[t][i] = 1.0;
+      c[t][i] = 2.0;
+    }
+  });
+  double best = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    const double s = 3.0 + pass;
+    double wall = on_every_core(cores, [&](std::size_t t) {
+      double* __restrict x = a[t].get();
+      const double* __restrict y = b[t].get();
+      const double* __restrict z = c[t].get();
+      for (std::size_t i = 0; i < n; ++i) x[i] = y[i] + s * z[i];
+    });
+    double bytes = 24.0 * static_cast<double>(n) * static_cast<double>(cores.size());
+    best = std::max(best, bytes / wall / 1e9);
+  }
+  double check = 0;
+  for (std::size_t t = 0; t < cores.size(); ++t) check += a[t][n / 2];
+  sink = sink + check;
+  return best;
+}
+
+}  // namespace
+
+std::size_t last_level_cache_bytes(int core) {
+  std::size_t largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(core) + "/cache/index" +
+                     std::to_string(index) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    std::size_t value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stoull(text, &used);
+    } catch (...) {
+      continue;
+    }
+    char unit = used < text.size() ? text[used] : ' ';
+    if (unit == 'K') value <<= 10;
+    if (unit == 'M') value <<= 20;
+    if (unit == 'G') value <<= 30;
+    largest = std::max(largest, value);
+  }
+  return largest;
+}
+
+Roofs measure_roofs(const std::set<int>& cores, int runs) {
+  Roofs roofs;
+  roofs.cores = cores;
+  std::vector<int> list(cores.begin(), cores.end());
+  if (list.empty()) return roofs;
+  runs = std::max(runs, 1);
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  bool restore = sched_getaffinity(0, sizeof(saved), &saved) == 0;
+
+  roofs.last_level_cache_bytes = last_level_cache_bytes(list.front());
+  std::size_t working_set = std::max<std::size_t>(4 * roofs.last_level_cache_bytes, std::size_t{256} << 20);
+  std::size_t per_thread = working_set / 24 / list.size();
+  roofs.working_set_bytes = per_thread * 24 * list.size();
+  FmaKernel kernel = fma_kernel();
+  roofs.isa = kernel.isa;
+
+  std::vector<double> bandwidth, f32, f64;
+  for (int run = 0; run < runs; ++run) {
+    bandwidth.push_back(triad_gbs(list, per_thread, 5));
+    f32.push_back(peak_gflops(list, kernel.f32, kernel.f32_lanes));
+    f64.push_back(peak_gflops(list, kernel.f64, kernel.f64_lanes));
+  }
+  roofs.bandwidth_gbs = figure_of(bandwidth);
+  roofs.float32_gflops = figure_of(f32);
+  roofs.float64_gflops = figure_of(f64);
+  if (restore) (void)sched_setaffinity(0, sizeof(saved), &saved);
+  return roofs;
+}
+
+}  // namespace kgym::util
