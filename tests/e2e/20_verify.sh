@@ -38,12 +38,10 @@ expect_output "compile_error" "is a compile_error"
 expect_exit 0 "verifier settings from --set" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$S/solutions/level1/1_ReLU/model_new.py" --set verifier.trials=4 --set verifier.mode=correctness \
   --json "$TMP/relu_set.json"
-check "--set verifier.mode=correctness: no timing" python3 -c \
-  'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r["performance"] is not None or r["mode"] != "correctness")' \
-  "$TMP/relu_set.json"
-check "--set verifier.trials=4: four trials with the given inputs (plus trial 0 repeated)" python3 -c \
-  'import json,sys; d=json.load(open(sys.argv[1]))["correctness"]["distributions"]; sys.exit(d.count("given") != 5)' \
-  "$TMP/relu_set.json"
+check "--set verifier.mode=correctness: no timing" json_true "$TMP/relu_set.json" \
+  'r["performance"] is None and r["mode"] == "correctness"'
+check "--set verifier.trials=4: four trials with the given inputs (plus trial 0 repeated)" \
+  json_true "$TMP/relu_set.json" 'r["correctness"]["distributions"].count("given") == 5'
 expect_exit 2 "a bad --set is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$S/solutions/level1/1_ReLU/model_new.py" --set verifier.trials=zero
 expect_output "verifier.trials" "names the key"
@@ -96,9 +94,8 @@ expect_exit 0 "the reference timed against itself passes" "$KGYM" verify --probl
   --candidate "$S/level1/7_RMSNorm.py" --candidate-is-reference --set verifier.timing.budget_sec=1 \
   --json "$TMP/aa.json"
 # (How close to 1 it comes depends on the machine's load: bench/timing_fidelity.sh measures that.)
-check "A/A records each round's four batch medians (reference, candidate and their twins)" python3 -c \
-  'import json,sys; r=json.load(open(sys.argv[1]))["performance"]["rounds_ms"]; sys.exit(not (len(r) >= 2 and all(len(x) == 4 and min(x) > 0 for x in r)))' \
-  "$TMP/aa.json"
+check "A/A records each round's four batch medians (reference, candidate and their twins)" json_true "$TMP/aa.json" \
+  'len(r["performance"]["rounds_ms"]) >= 2 and all(len(x) == 4 and min(x) > 0 for x in r["performance"]["rounds_ms"])'
 
 expect_exit 2 "a missing candidate file is a usage error" "$KGYM" verify --problem "$S/level1/1_ReLU.py" \
   --candidate "$TMP/none.py"

@@ -61,17 +61,12 @@ check "the agent ran plan twice, then develop" \
   test "$(grep '^run with' "$C/agent.log" | tr '\n' ' ')" = "run with plan.1.md run with plan.2.md run with develop.1.md "
 check "the re-prompt names the failed check" grep -q "forbidden_words PLAN.md: PLAN.md contains 'TBD' (line 7)" "$C/work/.kgym/plan.2.md"
 check "the first prompt is the template, filled in" grep -qx "STAGE=plan for level1/1_ReLU: write PLAN.md" "$C/work/.kgym/plan.1.md"
-/usr/bin/python3 - "$C/result.json" <<'PY' && ok "result.json records stages, attempts and gates" || bad "result.json records stages, attempts and gates"
-import json, sys
-g = json.load(open(sys.argv[1]))["generation"]
-stages = g["stages"]
-assert [s["name"] for s in stages] == ["plan", "develop"], stages
-assert [a["attempt"] for a in stages[0]["attempts"]] == [1, 2]
-first = {x["gate"]: x["ok"] for x in stages[0]["attempts"][0]["gates"]}
-assert first == {"non_empty PLAN.md": True, "headings PLAN.md": True, "forbidden_words PLAN.md": False}, first
-assert all(x["ok"] for x in stages[1]["attempts"][0]["gates"]) and stages[1]["passed"]
-assert g["outcome"] == "ok" and len(g["prompt_sha256"]) == 64
-PY
+check "result.json records both stages, plan's two attempts" json_true "$C/result.json" \
+  '[s["name"] for s in r["generation"]["stages"]] == ["plan", "develop"] and [a["attempt"] for a in r["generation"]["stages"][0]["attempts"]] == [1, 2]'
+check "plan's first attempt failed forbidden_words alone" json_true "$C/result.json" \
+  '{x["gate"]: x["ok"] for x in r["generation"]["stages"][0]["attempts"][0]["gates"]} == {"non_empty PLAN.md": True, "headings PLAN.md": True, "forbidden_words PLAN.md": False}'
+check "develop passed every gate; the outcome and the prompt's hash" json_true "$C/result.json" \
+  'all(x["ok"] for x in r["generation"]["stages"][1]["attempts"][0]["gates"]) and r["generation"]["stages"][1]["passed"] and r["generation"]["outcome"] == "ok" and len(r["generation"]["prompt_sha256"]) == 64'
 F="$RUN/cases/level1/4_Softmax/result.json"
 expect_verdict "$F" generation_failed
 check "the failed gate is the outcome" grep -q '"outcome": "gate_failed"' "$F"

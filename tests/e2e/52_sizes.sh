@@ -34,21 +34,14 @@ check "within the budget of 1 MiB" bash -c "grep -qE ': factor 1/[0-9]+, (0\.[0-
 # A/A candidate (the problem itself) loads at the same sizes.
 expect_exit 0 "verify shrinks the problem too" "$KGYM" verify --problem bench/level1/1_GpuSizedScale.py \
   --candidate bench/level1/1_GpuSizedScale.py --candidate-is-reference --mode correctness --json aa.json
-check "result.json records the sizes and originals" /usr/bin/python3 -c '
-import json, sys
-s = json.load(open("aa.json"))["problem"]["sizes"]
-assert s["policy"] == "auto" and s["original"]["dim"] == 393216 and s["sizes"]["dim"] < 393216, s
-assert s["fits"] and s["bytes"] <= 64 << 20, s
-assert "rows" not in s["sizes"], s  # derived: follows batch_size
-'
+# (rows is derived: it follows batch_size, so auto leaves it alone.)
+check "result.json records the sizes and originals" json_true aa.json \
+  '(s := r["problem"]["sizes"]) and s["policy"] == "auto" and s["original"]["dim"] == 393216 and s["sizes"]["dim"] < 393216 and s["fits"] and s["bytes"] <= 64 << 20 and "rows" not in s["sizes"]'
 expect_exit 0 "--override wins over auto" "$KGYM" verify --problem bench/level1/1_GpuSizedScale.py \
   --candidate bench/level1/1_GpuSizedScale.py --candidate-is-reference --mode correctness --override dim=64 \
   --json aa2.json
-check "the overridden constant keeps its value" /usr/bin/python3 -c '
-import json
-s = json.load(open("aa2.json"))["problem"]["sizes"]
-assert "dim" not in s["sizes"] and s["overrides"]["dim"] == 64, s
-'
+check "the overridden constant keeps its value" json_true aa2.json \
+  '"dim" not in r["problem"]["sizes"]["sizes"] and r["problem"]["sizes"]["overrides"]["dim"] == 64'
 # kgym run: the probe sizes the problem before the agent sees it (SPEC.md
 # says so), and a baseline run (agent.kind: reference) verifies the
 # problem's own Model at those sizes: marked baseline, never a solve.
@@ -64,12 +57,8 @@ check "SPEC.md gives the sizes and their originals" grep -q '| `dim` | [0-9]* | 
 check "result.json is marked baseline" grep -q '"baseline": true' "$RUN/cases/level1/1_GpuSizedScale/result.json"
 check "the run's result records the sizes" grep -q '"original"' "$RUN/cases/level1/1_GpuSizedScale/result.json"
 check "run.json records the size policy" grep -q '"policy": "by_backend"' "$RUN/run.json"
-check "a baseline pass is no solve" /usr/bin/python3 -c '
-import json, sys
-s = json.load(open(sys.argv[1]))
-assert s["totals"]["pass"] == 0 and s["baseline"]["cases"] == 2 and s["baseline"]["pass"] == 2, s["baseline"]
-assert all(c.get("baseline") for c in s["cases"]), s["cases"]
-' "$RUN/summary.json"
+check "a baseline pass is no solve" json_true "$RUN/summary.json" \
+  'r["totals"]["pass"] == 0 and r["baseline"]["cases"] == 2 and r["baseline"]["pass"] == 2 and all(c.get("baseline") for c in r["cases"])'
 check "summary.md names the baseline" grep -q "baseline (A/A): 2 cases, 2 pass" "$RUN/summary.md"
 check "report.html shows the sizes" grep -q 'class="sizes">sizes' "$RUN/report.html"
 

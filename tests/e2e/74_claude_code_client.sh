@@ -72,10 +72,8 @@ for line in open(sys.argv[1]):
 check "tokens in from the result event (two model calls)" test "$IN" = 2000
 check "tokens out" test "$OUT_TOKENS" = 100
 check "kgym recorded the result event's tokens" sh -c "grep -q '\"in\": $IN,' '$C/result.json' && grep -q '\"out\": $OUT_TOKENS' '$C/result.json'"
-check "cost as Claude Code computed it" /usr/bin/python3 -c '
-import json, sys
-g = json.load(open(sys.argv[1]))["generation"]
-sys.exit(not (g.get("cost") is not None and abs(g["cost"] - float(sys.argv[2])) < 1e-12 and g["cost"] > 0))' "$C/result.json" "$COST"
+check "cost as Claude Code computed it" json_true "$C/result.json" \
+  "r['generation'].get('cost') is not None and r['generation']['cost'] > 0 and abs(r['generation']['cost'] - $COST) < 1e-12"
 check "the tool call was counted" grep -q '"tool_calls": 1' "$C/result.json"
 check "the honest session raised no transcript flag" grep -q '"transcript_flags": \[\]' "$C/result.json"
 check "the CLI version is recorded" grep -qF "\"agent_version\": \"$VERSION\"" "$C/result.json"

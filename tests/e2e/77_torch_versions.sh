@@ -15,25 +15,15 @@ baseline_config "$SRC/tests/fixtures/problems/fused_attention.py" 1_FusedAttenti
 RUN=runs/torch
 torch_version="$(json_get runs/torch/run.json 'r["torch_version"]')"
 echo "torch $torch_version"
-check "run.json names the interpreter, torch and its build" /usr/bin/python3 -c '
-import json
-r = json.load(open("runs/torch/run.json"))
-assert r["python"] and r["torch_version"] and r["torch_build"] in ("cpu",) or r["torch_build"].startswith(("cuda ", "rocm ")), r
-'
-check "result.json names them too" /usr/bin/python3 -c '
-import json
-run = json.load(open("runs/torch/run.json"))
-env = json.load(open("runs/torch/cases/level1/1_FusedAttention/result.json"))["environment"]
-assert env["torch"] == run["torch_version"] and env["torch_build"] == run["torch_build"], (env, run)
-assert env["python"], env
-'
+check "run.json names the interpreter, torch and its build" json_true runs/torch/run.json \
+  'r["python"] and r["torch_version"] and (r["torch_build"] == "cpu" or r["torch_build"].startswith(("cuda ", "rocm ")))'
+torch_build="$(json_get runs/torch/run.json 'r["torch_build"]')"
+check "result.json names them too" json_true "$RUN/cases/level1/1_FusedAttention/result.json" \
+  "r['environment']['torch'] == '$torch_version' and r['environment']['torch_build'] == '$torch_build' and r['environment']['python']"
 if [ "${torch_version%%.*}" -ge 2 ]; then
   expect_verdict "$RUN/cases/level1/1_FusedAttention/result.json" pass
-  check "a baseline, with a speedup interval" /usr/bin/python3 -c '
-import json
-r = json.load(open("runs/torch/cases/level1/1_FusedAttention/result.json"))
-assert r["baseline"] and r["performance"]["speedup"]["ci95"], r.get("performance")
-'
+  check "a baseline, with a speedup interval" json_true "$RUN/cases/level1/1_FusedAttention/result.json" \
+    'r["baseline"] and r["performance"]["speedup"]["ci95"]'
 else
   expect_verdict "$RUN/cases/level1/1_FusedAttention/result.json" reference_error
   check "the reason names the op, this torch and the fix" grep -qE \

@@ -19,32 +19,15 @@ RESULT="$RUN/cases/level1/1_ReLU/result.json"
 expect_verdict "$RESULT" pass
 torch_version="$(json_get runs/compile/run.json 'r["torch_version"]')"
 echo "torch $torch_version"
-check "run.json records the baselines" /usr/bin/python3 -c '
-import json
-r = json.load(open("runs/compile/run.json"))
-assert "compile" in json.dumps(r), r
-'
+check "run.json records the baselines" json_true runs/compile/run.json '"compile" in json.dumps(r)'
 if [ "${torch_version%%.*}" -ge 2 ]; then
-  check "speedup_vs.compile has a median, an interval and the compile time" /usr/bin/python3 -c '
-import json
-p = json.load(open("'"$RESULT"'"))["performance"]
-c = p["speedup_vs"]["compile"]
-assert "unavailable" not in c, c
-assert c["median"] > 0 and c["ci95"][0] <= c["median"] <= c["ci95"][1], c
-assert c["compile_s"] > 0 and c["reference"]["samples"] > 0 and c["noise_floor"], c
-assert p["speedup"]["median"] > 0, p
-'
-  check "summary.json's case row has the speedup against compile" /usr/bin/python3 -c '
-import json
-s = json.load(open("runs/compile/summary.json"))
-assert s["cases"][0]["speedup_vs"]["compile"]["speedup"] > 0, s["cases"][0]
-'
+  check "speedup_vs.compile has a median, an interval and the compile time" json_true "$RESULT" \
+    '(c := r["performance"]["speedup_vs"]["compile"]) and "unavailable" not in c and c["median"] > 0 and c["ci95"][0] <= c["median"] <= c["ci95"][1] and c["compile_s"] > 0 and c["reference"]["samples"] > 0 and c["noise_floor"] and r["performance"]["speedup"]["median"] > 0'
+  check "summary.json's case row has the speedup against compile" json_true runs/compile/summary.json \
+    'r["cases"][0]["speedup_vs"]["compile"]["speedup"] > 0'
   check "verify.log has the compile time" grep -q "compiled in" "$RUN/cases/level1/1_ReLU/verify/verify.log"
 else
-  check "the compile baseline is unavailable on this torch, and says why" /usr/bin/python3 -c '
-import json
-c = json.load(open("'"$RESULT"'"))["performance"]["speedup_vs"]["compile"]
-assert "has no torch.compile" in c["unavailable"], c
-'
+  check "the compile baseline is unavailable on this torch, and says why" json_true "$RESULT" \
+    '"has no torch.compile" in r["performance"]["speedup_vs"]["compile"]["unavailable"]'
 fi
 finish

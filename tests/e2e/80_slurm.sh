@@ -49,6 +49,40 @@ expect_verdict "$RUN/cases/level1/1_ReLU/result.json" pass
 check "the case's result counts both samples" grep -q '"n": 2' "$RUN/cases/level1/1_ReLU/result.json"
 check "each sample has its own result" test -s "$RUN/cases/level1/1_ReLU/samples/2/result.json"
 
+# Refinement rounds (agent.feedback) run inside the case-sample's task: a
+# wrong kernel in round 1, the right one in round 2, one task.
+script_rule '{"candidate_contains": "kgym_sample_relu_doubled", "verdict": "fail_correctness", "reason": "scripted: doubled"}'
+cat >"$TMP/rounds_agent.sh" <<'SH'
+#!/usr/bin/env bash
+set -eu
+echo "round $KGYM_ROUND on $(hostname)"
+if [ "$KGYM_ROUND" = 1 ]; then
+  sed -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' "$SOLUTIONS/level1/1_ReLU/model_new.py" >model_new.py
+else
+  cp "$SOLUTIONS/level1/1_ReLU/model_new.py" model_new.py
+fi
+SH
+chmod +x "$TMP/rounds_agent.sh"
+cat >"$TMP/rounds.yaml" <<YAML
+bench_dir: $SRC/data/sample
+cases: "1"
+output: {root_dir: $TMP/runs, run_name: rounds}
+agent:
+  kind: command
+  argv: ["$TMP/rounds_agent.sh"]
+  env: {SOLUTIONS: "$SRC/data/sample/solutions"}
+  feedback: {rounds: 3}
+verifier: {mode: correctness}
+sandbox: {agent_read_only: ["$SRC/data/sample/solutions"]}
+executor: {kind: slurm, slurm: {poll_sec: 0.5, cpus_per_task: 1}}
+YAML
+RUN="$TMP/runs/rounds"
+expect_exit 0 "kgym run with refinement rounds through the cluster" "$KGYM" run --config "$TMP/rounds.yaml"
+expect_output "submitted 1 task\\(s\\)" "one task for the case-sample, its rounds inside"
+expect_verdict "$RUN/cases/level1/1_ReLU/result.json" pass
+check "both rounds in the result" json_true "$RUN/cases/level1/1_ReLU/result.json" \
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]'
+
 # 2. One pending task cancelled: harness_error with the state; the others finish.
 RUN="$TMP/runs/cancel"
 "$KGYM" run "${SLURM[@]}" --set output.run_name=cancel --set cases=1,4,5 --set executor.slurm.max_parallel=1 \
