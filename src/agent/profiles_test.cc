@@ -77,8 +77,10 @@ TEST(ProfileRounds, ALaterRoundContinuesTheSession) {
     return std::vector<std::string>(argv.end() - static_cast<std::ptrdiff_t>(n), argv.end());
   };
   EXPECT_EQ(tail(argv_of("claude", 1), 3), (std::vector<std::string>{"-p", "--extra", "fix it"}));
-  EXPECT_EQ(tail(argv_of("claude", 2), 4), (std::vector<std::string>{"-p", "--extra", "--continue", "fix it"}));
-  EXPECT_EQ(tail(argv_of("codex", 2), 4), (std::vector<std::string>{"--extra", "resume", "--last", "fix it"}));
+  EXPECT_EQ(tail(argv_of("claude", 2), 4),
+            (std::vector<std::string>{"-p", "--extra", "--continue", "fix it"}));
+  EXPECT_EQ(tail(argv_of("codex", 2), 4),
+            (std::vector<std::string>{"--extra", "resume", "--last", "fix it"}));
   EXPECT_EQ(tail(argv_of("opencode", 2), 3), (std::vector<std::string>{"--extra", "--continue", "fix it"}));
   EXPECT_EQ(std::ranges::count(argv_of("codex", 1), "resume"), 0);
 }

@@ -30,8 +30,9 @@ struct SelfCheckOptions {
 std::string verdict_line(const CaseResult& result) {
   if (result.verdict == Verdict::kPass)
     return "ok (correctness only; timing and held-out shapes are checked at verification)";
-  std::string what = result.verdict == Verdict::kFailCheat && result.cheat ? result.cheat->rule
-                                                                          : std::string(to_string(result.verdict));
+  std::string what = result.verdict == Verdict::kFailCheat && result.cheat
+                         ? result.cheat->rule
+                         : std::string(to_string(result.verdict));
   // A static finding's reason names its rule already: "static.no_kernel — …".
   std::string_view reason = result.reason;
   if (reason.starts_with(what + " — ")) reason.remove_prefix(what.size() + std::string_view(" — ").size());

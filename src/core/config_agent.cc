@@ -237,10 +237,12 @@ void read_replay_dir(ConfigReader& reader, const Mapping& agent_map, AgentConfig
 }
 
 // agent.feedback: {rounds, until, prompt}.
-void read_feedback(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::string_view verifier_mode) {
+void read_feedback(ConfigReader& reader, const Entry& at, AgentConfig& agent,
+                   std::string_view verifier_mode) {
   Mapping feedback = reader.mapping(at, kFeedbackKeys);
   if (runs_nothing(agent.kind)) {
-    reader.error(at, fmt::format("needs an agent that runs; agent.kind {} writes no new candidate", agent.kind),
+    reader.error(at,
+                 fmt::format("needs an agent that runs; agent.kind {} writes no new candidate", agent.kind),
                  "remove agent.feedback or set agent.kind to command, opencode, claude or codex");
     return;
   }
@@ -261,7 +263,8 @@ void read_feedback(ConfigReader& reader, const Entry& at, AgentConfig& agent, st
     constexpr std::string_view kUntil[] = {"pass", "fast_1", "fast_2"};
     if (auto value = reader.choice(*entry, kUntil)) {
       if (*value != "pass" && verifier_mode == "correctness")
-        reader.error(*entry, fmt::format("{} needs a speedup, and verifier.mode correctness times nothing", *value),
+        reader.error(*entry,
+                     fmt::format("{} needs a speedup, and verifier.mode correctness times nothing", *value),
                      "set until: pass, or verifier.mode: performance");
       else
         agent.feedback.until = *value;
@@ -356,7 +359,8 @@ void read_agent(ConfigReader& reader, const Entry& at, AgentConfig& agent, std::
     }
   }
   read_replay_dir(reader, agent_map, agent);
-  if (auto entry = agent_map.get("feedback"); entry && kind_ok) read_feedback(reader, *entry, agent, verifier_mode);
+  if (auto entry = agent_map.get("feedback"); entry && kind_ok)
+    read_feedback(reader, *entry, agent, verifier_mode);
   if (auto entry = agent_map.get("self_check")) {
     if (auto on = reader.boolean(*entry)) {
       if (*on && runs_nothing(agent.kind))

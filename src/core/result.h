@@ -230,7 +230,7 @@ struct SampleOutcome {
 struct RoundRecord {
   int round = 1;  // from 1
   Verdict verdict = Verdict::kHarnessError;
-  std::optional<double> speedup;        // median, when the round's candidate was timed
+  std::optional<double> speedup;  // median, when the round's candidate was timed
   std::optional<Interval> speedup_ci95;
   std::string reason;
   std::optional<std::int64_t> tokens;  // in + out, this round's agent run alone

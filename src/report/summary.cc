@@ -67,8 +67,10 @@ CaseRow row_of(const CaseResult& r) {
   if (r.performance) {
     row.speedup = r.performance->speedup.median;
     row.speedup_ci95 = r.performance->speedup.ci95;
-    row.reference_ms = r.performance->reference.median_ms;
-    row.candidate_ms = r.performance->candidate.median_ms;
+    // A side never timed (a refinement round's record keeps only its
+    // speedup, at_round) has no time, not 0 ms.
+    if (r.performance->reference.samples > 0) row.reference_ms = r.performance->reference.median_ms;
+    if (r.performance->candidate.samples > 0) row.candidate_ms = r.performance->candidate.median_ms;
     row.timing_flags = r.performance->flags;
     row.noise_factor = noise_factor(*r.performance);
     for (const BaselineSpeedup& b : r.performance->speedup_vs) {

@@ -255,10 +255,14 @@ void append_pass_at_k(std::string& md, const Summary& s) {
 // Only for a run with refinement rounds (agent.feedback).
 void append_rounds(std::string& md, const Summary& s) {
   if (!s.rounds) return;
-  md += "## Refinement rounds\n\n| After round | Solved | fast_1 | Tokens | Cost | Tokens per solve | Cost per solve |\n";
+  md +=
+      "## Refinement rounds\n\n| After round | Solved | fast_1 | Tokens | Cost | Tokens per solve | Cost per "
+      "solve |\n";
   md += "|---:|---:|---:|---:|---:|---:|---:|\n";
   auto count = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(kAbsent); };
-  auto money = [](const std::optional<double>& v) { return v ? fmt::format("${:.4f}", *v) : std::string(kAbsent); };
+  auto money = [](const std::optional<double>& v) {
+    return v ? fmt::format("${:.4f}", *v) : std::string(kAbsent);
+  };
   for (const RoundPoint& p : s.rounds->by_round) {
     md += fmt::format("| {} | {} ({}) | {} ({}) | {} | {} | {} | {} |\n", p.round, p.solved,
                       format_rate(p.solve_rate), p.fast_1, format_rate(p.fast_1_rate), count(p.tokens),
@@ -267,7 +271,8 @@ void append_rounds(std::string& md, const Summary& s) {
                       money(p.cost_per_solve));
   }
   md += fmt::format(
-      "\nEach of the {} cases with feedback as it stood after round r: its round r, or its last round when it "
+      "\nEach of the {} cases with feedback as it stood after round r: its round r, or its last round when "
+      "it "
       "ended earlier. Tokens and cost: what the agents spent in rounds 1 to r.\n\n",
       s.rounds->cases);
 }

@@ -370,8 +370,10 @@ TEST(Summarize, SolvedAndFast1ByRound) {
     return list;
   };
   RoundRecord wrong{.verdict = Verdict::kFailCorrectness, .tokens = 100, .cost = 0.5};
-  RoundRecord slow{.verdict = Verdict::kPass, .speedup = 0.9, .speedup_ci95 = Interval{0.8, 1.0}, .tokens = 50};
-  RoundRecord fast{.verdict = Verdict::kPass, .speedup = 2.0, .speedup_ci95 = Interval{1.8, 2.2}, .tokens = 10};
+  RoundRecord slow{
+      .verdict = Verdict::kPass, .speedup = 0.9, .speedup_ci95 = Interval{0.8, 1.0}, .tokens = 50};
+  RoundRecord fast{
+      .verdict = Verdict::kPass, .speedup = 2.0, .speedup_ci95 = Interval{1.8, 2.2}, .tokens = 10};
   CaseResult a = make_result("level1/1_A", Verdict::kPass, 2.0);
   a.rounds = rounds({wrong, fast});  // solved in round 2
   CaseResult b = make_result("level1/2_B", Verdict::kPass, 2.0);
@@ -403,7 +405,8 @@ TEST(Summarize, SolvedAndFast1ByRound) {
   EXPECT_FALSE(summarize({make_result("level1/1_A", Verdict::kPass, 2.0)}).rounds);
   std::string md = summary_markdown(s, RunInfo{});
   EXPECT_NE(md.find("## Refinement rounds"), std::string::npos);
-  EXPECT_NE(md.find("| 1 | 1 (25.0%) | 1 (25.0%) | 210 | $1.0000 | 210 | $1.0000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 1 (25.0%) | 1 (25.0%) | 210 | $1.0000 | 210 | $1.0000 |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("(round 3)"), std::string::npos);
   nlohmann::json j = summary_json(s, RunInfo{});
   EXPECT_EQ(j["totals"]["rounds"]["by_round"][1]["solved"], 2);

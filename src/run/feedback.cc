@@ -19,21 +19,24 @@ double threshold(std::string_view until) {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::ranges::transform(out, out.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
 std::string goal(std::string_view until) {
   if (until == "pass") return "passes verification";
   return fmt::format(
-      "passes and is faster than the reference by more than {}× with confidence (the lower end of its speedup's "
+      "passes and is faster than the reference by more than {}× with confidence (the lower end of its "
+      "speedup's "
       "95 % interval above {}×)",
       threshold(until), threshold(until));
 }
 
 std::string interval_text(const std::optional<Interval>& ci) {
   if (!ci) return "";
-  return fmt::format(" (95 % interval {}–{})", report::format_speedup(ci->lo), report::format_speedup(ci->hi));
+  return fmt::format(" (95 % interval {}–{})", report::format_speedup(ci->lo),
+                     report::format_speedup(ci->hi));
 }
 
 }  // namespace
@@ -142,9 +145,10 @@ std::string feedback_section(const CaseResult& result, int round, const Feedback
     }
     case Verdict::kPass: {
       if (const auto& p = result.performance) {
-        out += fmt::format("Speedup over the PyTorch reference: {}{}; the reference takes {} ms, yours {} ms.\n",
-                           report::format_speedup(p->speedup.median), interval_text(p->speedup.ci95),
-                           report::format_ms(p->reference.median_ms), report::format_ms(p->candidate.median_ms));
+        out +=
+            fmt::format("Speedup over the PyTorch reference: {}{}; the reference takes {} ms, yours {} ms.\n",
+                        report::format_speedup(p->speedup.median), interval_text(p->speedup.ci95),
+                        report::format_ms(p->reference.median_ms), report::format_ms(p->candidate.median_ms));
         for (const BaselineSpeedup& b : p->speedup_vs) {
           if (b.speedup)
             out += fmt::format("Against the reference through torch.{}: {}{}.\n", b.name,
@@ -158,8 +162,10 @@ std::string feedback_section(const CaseResult& result, int round, const Feedback
   }
   int left = feedback.rounds - round;
   out += fmt::format(
-      "The rounds end when a candidate {}. {} round{} left, this one included. Write your next candidate where "
-      "you wrote this one; it is built and verified again from scratch, with inputs, trials and held-out shapes "
+      "The rounds end when a candidate {}. {} round{} left, this one included. Write your next candidate "
+      "where "
+      "you wrote this one; it is built and verified again from scratch, with inputs, trials and held-out "
+      "shapes "
       "of its own.\n",
       goal(feedback.until), left, left == 1 ? " is" : "s are");
   return out;

@@ -23,19 +23,21 @@ TEST(Feedback, UntilPassOrAClearSpeedup) {
 }
 
 TEST(Feedback, ACheatOrAnOutcomeNotTheCandidatesEndsTheRounds) {
-  for (Verdict v : {Verdict::kFailCorrectness, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
-                    Verdict::kCrash, Verdict::kGenerationFailed, Verdict::kPass})
+  for (Verdict v : {Verdict::kFailCorrectness, Verdict::kCompileError, Verdict::kRuntimeError,
+                    Verdict::kTimeout, Verdict::kCrash, Verdict::kGenerationFailed, Verdict::kPass})
     EXPECT_TRUE(worth_another_round(v)) << to_string(v);
-  for (Verdict v : {Verdict::kFailCheat, Verdict::kReferenceError, Verdict::kDeviceUnavailable,
-                    Verdict::kHarnessError})
+  for (Verdict v :
+       {Verdict::kFailCheat, Verdict::kReferenceError, Verdict::kDeviceUnavailable, Verdict::kHarnessError})
     EXPECT_FALSE(worth_another_round(v)) << to_string(v);
 }
 
 TEST(Feedback, TheCompilersErrorLinesTrimmed) {
-  std::string log = "[1/3] c++ -c main.cpp\nmain.cpp:4:1: error: 'x' was not declared\n    4 | x = 1;\n"
-                    "ok line\nninja: build stopped: subcommand failed.\nRuntimeError: Error building extension\n";
-  EXPECT_EQ(compiler_errors(log),
-            "main.cpp:4:1: error: 'x' was not declared\n    4 | x = 1;\nRuntimeError: Error building extension\n");
+  std::string log =
+      "[1/3] c++ -c main.cpp\nmain.cpp:4:1: error: 'x' was not declared\n    4 | x = 1;\n"
+      "ok line\nninja: build stopped: subcommand failed.\nRuntimeError: Error building extension\n";
+  EXPECT_EQ(
+      compiler_errors(log),
+      "main.cpp:4:1: error: 'x' was not declared\n    4 | x = 1;\nRuntimeError: Error building extension\n");
   std::string many;
   for (int i = 0; i < 100; ++i) many += "error: " + std::string(400, 'e') + "\n";
   std::string trimmed = compiler_errors(many, 5);
@@ -57,9 +59,10 @@ TEST(Feedback, APassSaysItsSpeedupAndWhatEndsTheRounds) {
   FeedbackConfig feedback{.rounds = 3, .until = "fast_1"};
   std::string text = feedback_section(r, 1, feedback, "");
   EXPECT_NE(text.find("Round 1 of 3: the verdict on your candidate is `pass`"), std::string::npos);
-  EXPECT_NE(text.find("Speedup over the PyTorch reference: 0.95× (95 % interval 0.90×–1.01×); the reference takes "
-                      "2.000 ms, yours 2.100 ms."),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("Speedup over the PyTorch reference: 0.95× (95 % interval 0.90×–1.01×); the reference takes "
+                "2.000 ms, yours 2.100 ms."),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("Against the reference through torch.compile: 0.50×"), std::string::npos);
   EXPECT_NE(text.find("lower end of its speedup's 95 % interval above 1×"), std::string::npos);

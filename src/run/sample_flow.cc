@@ -331,8 +331,9 @@ Step SampleFlow::collect_candidate() {
   }
   candidate_ = *candidate;
   generation_.outcome = "ok";
-  if (auto ok = util::write_file_atomic(id_.paths.generation(),
-                                        util::json_text(generation_json(generation_, generate_s_, round_), 2) + "\n");
+  if (auto ok = util::write_file_atomic(
+          id_.paths.generation(),
+          util::json_text(generation_json(generation_, generate_s_, round_), 2) + "\n");
       !ok) {
     return fail(Verdict::kHarnessError, ok.error());
   }

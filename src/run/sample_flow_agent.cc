@@ -204,7 +204,9 @@ void SampleFlow::agent_env(util::ProcessSpec& spec) const {
   // agent.self_check: kgym-check first on the PATH (agent.env's, else kgym's).
   if (config_.agent.self_check) {
     const char* host = std::getenv("PATH");
-    std::string path = spec.env.contains("PATH") ? spec.env["PATH"] : host != nullptr ? host : "/usr/bin:/bin";
+    std::string path = spec.env.contains("PATH") ? spec.env["PATH"]
+                       : host != nullptr         ? host
+                                                 : "/usr/bin:/bin";
     spec.env["PATH"] = id_.paths.self_check().string() + ":" + path;
   }
   if (!config_.agent.needs_device || !device_) return;
@@ -232,7 +234,8 @@ Step SampleFlow::launch_stage() {
     prompt = reprompt_text(prompt, generation_.stages.back().attempts.back().gates, attempt_,
                            config_.workflow.max_attempts);
   }
-  if (workflow_stage_ == 0 && attempt_ == 1 && round_ == 1) generation_.prompt_sha256 = util::sha256_hex(prompt);
+  if (workflow_stage_ == 0 && attempt_ == 1 && round_ == 1)
+    generation_.prompt_sha256 = util::sha256_hex(prompt);
   std::string name = round_ > 1 ? fmt::format("{}.round{}.{}.md", stage.name, round_, attempt_)
                                 : fmt::format("{}.{}.md", stage.name, attempt_);
   auto file = write_prompt(name, prompt);
@@ -273,7 +276,8 @@ std::expected<void, std::string> SampleFlow::write_self_check() const {
   req.sandbox.mode = "none";
   req.sandbox_hidden.clear();
   req.run_seed = 0;
-  if (auto ok = util::write_file_atomic(dir / "request.json", util::json_text(verify::to_json(req), 2) + "\n");
+  if (auto ok =
+          util::write_file_atomic(dir / "request.json", util::json_text(verify::to_json(req), 2) + "\n");
       !ok)
     return ok;
   std::string kgym = options_.kgym_argv0.empty() ? "kgym" : options_.kgym_argv0.front();
@@ -284,14 +288,20 @@ std::expected<void, std::string> SampleFlow::write_self_check() const {
       sh_quoted(kgym), sh_quoted((dir / "request.json").string()));
   if (auto ok = util::write_file_atomic(dir / "kgym-check", script); !ok) return ok;
   std::error_code ec;
-  fs::permissions(dir / "kgym-check", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                          fs::perms::others_read | fs::perms::others_exec, ec);
+  fs::permissions(dir / "kgym-check",
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
   for (const char* file : {"request.json", "problem.py"})
-    fs::permissions(dir / file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                    fs::perms::others_read, ec);
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec, ec);
-  if (ec) return std::unexpected(fmt::format("cannot open {} to the agent's box: {}", dir.string(), ec.message()));
+    fs::permissions(
+        dir / file,
+        fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read, ec);
+  fs::permissions(dir,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
+  if (ec)
+    return std::unexpected(fmt::format("cannot open {} to the agent's box: {}", dir.string(), ec.message()));
   return {};
 }
 
@@ -300,7 +310,7 @@ std::expected<void, std::string> SampleFlow::write_self_check() const {
 // directory, say) is removed, never written through. No process of the box
 // runs between its runs.
 std::expected<std::filesystem::path, std::string> SampleFlow::write_prompt(const std::string& name,
-                                                                          const std::string& text) const {
+                                                                           const std::string& text) const {
   std::filesystem::path file = id_.work / ".kgym" / name;
   std::error_code ec;
   if (auto status = std::filesystem::symlink_status(file.parent_path(), ec);

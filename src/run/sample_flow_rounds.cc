@@ -45,7 +45,8 @@ bool SampleFlow::another_round(const CaseResult& result) const {
 Step SampleFlow::next_round(const CaseResult& result) {
   rounds_.push_back(round_record(result, round_));
   std::string build_log;
-  if (result.verdict == Verdict::kCompileError) build_log = util::read_file(id_.paths.build_log()).value_or("");
+  if (result.verdict == Verdict::kCompileError)
+    build_log = util::read_file(id_.paths.build_log()).value_or("");
   feedback_ = feedback_section(result, round_, config_.agent.feedback, build_log);
   if (const auto& g = result.generation) {
     spent_.tokens_in = sum_of(spent_.tokens_in, g->tokens_in);

@@ -331,7 +331,6 @@ TEST_F(SampleFlowTest, ResumeKeepsAFinishedResultOfThisCaseOnly) {
   EXPECT_EQ(flow().result()->verdict, Verdict::kFailCorrectness);
 }
 
-
 // Refinement rounds (agent.feedback): a command agent whose first candidate
 // is wrong gets the verification's feedback in its next prompt.
 class SampleFlowRoundsTest : public SampleFlowTest {
@@ -361,8 +360,9 @@ class SampleFlowRoundsTest : public SampleFlowTest {
   static CaseResult wrong() {
     CaseResult r;
     r.verdict = Verdict::kFailCorrectness;
-    r.reason = "trial 3 (normal inputs) output 0: 7 of 16 elements outside atol=1e-05 rtol=1e-05; worst at [2]: "
-               "0.5 vs reference 0.25";
+    r.reason =
+        "trial 3 (normal inputs) output 0: 7 of 16 elements outside atol=1e-05 rtol=1e-05; worst at [2]: "
+        "0.5 vs reference 0.25";
     r.correctness.failed_trial = 3;
     r.correctness.failed_output = 0;
     r.correctness.distributions = {"given", "given", "given", "normal"};
@@ -398,11 +398,13 @@ TEST_F(SampleFlowRoundsTest, AWrongCandidateGetsFeedbackAndTheNextRoundPasses) {
   std::string prompt = util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("");
   EXPECT_TRUE(prompt.starts_with(util::read_file(paths().prompt()).value_or("?"))) << prompt;
   EXPECT_NE(prompt.find("## Verification of your previous candidate"), std::string::npos);
-  EXPECT_NE(prompt.find("Round 1 of 3: the verdict on your candidate is `fail_correctness`"), std::string::npos);
+  EXPECT_NE(prompt.find("Round 1 of 3: the verdict on your candidate is `fail_correctness`"),
+            std::string::npos);
   EXPECT_NE(prompt.find("worst at [2]: 0.5 vs reference 0.25"), std::string::npos);
   EXPECT_NE(prompt.find("trial 3 (normal inputs), input shapes [4, 16]"), std::string::npos);
   EXPECT_EQ(prompt.find("987654321"), std::string::npos) << "never a seed";
-  EXPECT_EQ(arg_after(std::get<Launch>(step).spec, "/opt/agent"), (flow().id().work / ".kgym" / "round.2.md").string());
+  EXPECT_EQ(arg_after(std::get<Launch>(step).spec, "/opt/agent"),
+            (flow().id().work / ".kgym" / "round.2.md").string());
   EXPECT_FALSE(fs::exists(paths().generation())) << "round 1's candidate is not verified again on resume";
   auto kept = nlohmann::json::parse(util::read_file(paths().rounds()).value_or("{}"));
   EXPECT_EQ(kept.value("round", 0), 2);
@@ -456,8 +458,9 @@ TEST_F(SampleFlowRoundsTest, UntilFast1GoesOnPastAPassWithoutAClearSpeedupAndSto
 TEST_F(SampleFlowRoundsTest, ACompileErrorIsFedBackWithTheCompilersLines) {
   Step step = probe_succeeds(std::get<Launch>(flow().start(std::nullopt)));
   std::ofstream(flow().id().work / "model_new.py") << "class ModelNew: pass\n";
-  std::ofstream(paths().build_log()) << "[kgym] building\nkernel.cu:3:7: error: expected ';' before '}'\n  }\n"
-                                     << "ninja: build stopped\n";
+  std::ofstream(paths().build_log())
+      << "[kgym] building\nkernel.cu:3:7: error: expected ';' before '}'\n  }\n"
+      << "ninja: build stopped\n";
   step = build_ends(flow().child_exited({}, false), Verdict::kCompileError);
   ASSERT_TRUE(std::holds_alternative<Launch>(step));
   std::string prompt = util::read_file(flow().id().work / ".kgym" / "round.2.md").value_or("");

@@ -20,8 +20,6 @@ constexpr const char* kSelfCheckSection =
     "`compile_error — ...`, `fail_correctness — trial 1 ...`) and a log to read. It runs with your\n"
     "rights and is never the verdict: timing and held-out shapes are checked at verification.\n";
 
-
-
 std::string describe(const worker::TensorInfo& t) {
   if (t.kind == "tensor") return fmt::format("tensor | {} | [{}]", t.dtype, fmt::join(t.shape, ", "));
   return fmt::format("{} | - | {}", t.kind, t.repr);
@@ -109,11 +107,13 @@ std::string render_spec(const Case& c, const Config& config, const worker::Probe
   if (config.agent.self_check) out += kSelfCheckSection;
   if (config.agent.feedback.on()) {
     out += fmt::format(
-        "\n## Rounds\n\nYou may get up to {} rounds: when a candidate falls short ({}), you are prompted again in\n"
+        "\n## Rounds\n\nYou may get up to {} rounds: when a candidate falls short ({}), you are prompted "
+        "again in\n"
         "this directory with what its verification found. Each round's candidate is verified from scratch.\n",
         config.agent.feedback.rounds,
-        config.agent.feedback.until == "pass" ? "it does not pass"
-                                              : fmt::format("it does not pass as {}", config.agent.feedback.until));
+        config.agent.feedback.until == "pass"
+            ? "it does not pass"
+            : fmt::format("it does not pass as {}", config.agent.feedback.until));
   }
   return out;
 }
@@ -121,15 +121,15 @@ std::string render_spec(const Case& c, const Config& config, const worker::Probe
 std::string render_prompt(const Case& c, const Config& config) {
   std::string artifact = config.agent.artifacts.empty() ? "model_new.py" : config.agent.artifacts.front();
   return fmt::format(
-      "You are optimizing one compute kernel ({}).\n\n"
-      "Read `SPEC.md` (the contract) and `task_desc.py` (the PyTorch reference `Model`) in this\n"
-      "directory. Write `{}` defining `ModelNew`, implemented with your own {} kernel, as fast as\n"
-      "you can make it while staying correct. Work only inside this directory.\n",
-      c.id(), artifact, config.verifier.backend) +
-         (config.agent.self_check
-              ? fmt::format("Before you finish, run `kgym-check {}` (on your PATH): it says what the verifier would.\n",
-                            artifact)
-              : std::string());
+             "You are optimizing one compute kernel ({}).\n\n"
+             "Read `SPEC.md` (the contract) and `task_desc.py` (the PyTorch reference `Model`) in this\n"
+             "directory. Write `{}` defining `ModelNew`, implemented with your own {} kernel, as fast as\n"
+             "you can make it while staying correct. Work only inside this directory.\n",
+             c.id(), artifact, config.verifier.backend) +
+         (config.agent.self_check ? fmt::format("Before you finish, run `kgym-check {}` (on your PATH): it "
+                                                "says what the verifier would.\n",
+                                                artifact)
+                                  : std::string());
 }
 
 }  // namespace kgym::run

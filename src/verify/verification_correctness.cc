@@ -9,11 +9,12 @@
 namespace kgym::verify::detail {
 
 CorrectnessPhase Verification::correctness_phase() {
-  CorrectnessSetup setup{.config = &req_.config,
-                         .run_seed = req_.run_seed,
-                         .op_trace = req_.op_trace,
-                         .trace_expected = req_.op_trace && !req_.candidate_is_reference && reference_can_trace_,
-                         .quick = req_.self_check};
+  CorrectnessSetup setup{
+      .config = &req_.config,
+      .run_seed = req_.run_seed,
+      .op_trace = req_.op_trace,
+      .trace_expected = req_.op_trace && !req_.candidate_is_reference && reference_can_trace_,
+      .quick = req_.self_check};
   return CorrectnessPhase(
       setup, [this](Role side, const worker::Message& request, std::string_view what) { return call(side, request, what); },
       [this](const std::string& line) { note(line); }, result_);
