@@ -70,7 +70,7 @@ nlohmann::json roofs_json(const DeviceRoofs& d) {
 
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
-                                                         int runs) {
+                                                         int runs, std::size_t working_set_bytes) {
   std::set<int> allowed = util::allowed_cpus();
   std::set<int> cores;
   if (device == "all") {
@@ -89,8 +89,9 @@ std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& devi
 
   DeviceRoofs out;
   out.device = device;
-  std::string key = util::sha256_hex(fmt::format("roofs v{}\n{}\n{}\n{}", kRoofsMethodVersion,
-                                                 cpu_model_name(), util::format_cpu_list(cores), runs))
+  std::string key = util::sha256_hex(fmt::format("roofs v{}\n{}\n{}\n{}\n{}", kRoofsMethodVersion,
+                                                 cpu_model_name(), util::format_cpu_list(cores), runs,
+                                                 working_set_bytes))
                         .substr(0, 16);
   out.cache_file = cache_dir / "roofs" / (key + ".json");
   if (!fresh) {
@@ -114,7 +115,7 @@ std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& devi
       }
     }
   }
-  out.roofs = util::measure_roofs(cores, runs);
+  out.roofs = util::measure_roofs(cores, runs, working_set_bytes);
   out.measured_at = util::iso8601_utc(util::unix_now());
   nlohmann::json j = roofs_json(out);
   j["working_set_bytes"] = out.roofs.working_set_bytes;

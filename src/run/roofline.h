@@ -29,9 +29,10 @@ struct DeviceRoofs {
 
 // The roofs of a cpu device (a core list, or "all": the cores this process
 // may use): from `cache_dir` unless `fresh`, else measured (and cached).
+// `working_set_bytes` as for util::measure_roofs (tests only).
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
-                                                         int runs = 5);
+                                                         int runs = 5, std::size_t working_set_bytes = 0);
 
 // run.json's and `kgym roofline --json`'s form: the figures with their
 // spread and how they were measured.

@@ -245,7 +245,7 @@ std::size_t last_level_cache_bytes(int core) {
   return largest;
 }
 
-Roofs measure_roofs(const std::set<int>& cores, int runs) {
+Roofs measure_roofs(const std::set<int>& cores, int runs, std::size_t working_set_bytes) {
   Roofs roofs;
   roofs.cores = cores;
   std::vector<int> list(cores.begin(), cores.end());
@@ -256,7 +256,9 @@ Roofs measure_roofs(const std::set<int>& cores, int runs) {
   bool restore = sched_getaffinity(0, sizeof(saved), &saved) == 0;
 
   roofs.last_level_cache_bytes = last_level_cache_bytes(list.front());
-  std::size_t working_set = std::max<std::size_t>(4 * roofs.last_level_cache_bytes, std::size_t{256} << 20);
+  std::size_t working_set = working_set_bytes > 0 ? working_set_bytes
+                                                 : std::max<std::size_t>(4 * roofs.last_level_cache_bytes,
+                                                                         std::size_t{256} << 20);
   std::size_t per_thread = working_set / 24 / list.size();
   roofs.working_set_bytes = per_thread * 24 * list.size();
   FmaKernel kernel = fma_kernel();

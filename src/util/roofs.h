@@ -38,7 +38,9 @@ struct Roofs {
 
 // Measures on `cores` (each must be allowed for this process); `runs` >= 1.
 // Takes a few seconds; the calling thread's affinity is restored.
-Roofs measure_roofs(const std::set<int>& cores, int runs = 5);
+// `working_set_bytes` > 0 replaces the rule above (tests of the mechanics:
+// a figure so measured is no roof).
+Roofs measure_roofs(const std::set<int>& cores, int runs = 5, std::size_t working_set_bytes = 0);
 
 // The last-level cache of cpu `core` in bytes (sysfs), or 0.
 std::size_t last_level_cache_bytes(int core);

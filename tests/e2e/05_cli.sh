@@ -105,14 +105,4 @@ expect_output "backend cuda is not available" "before any worker starts"
 expect_exit 2 "kgym monitor on a missing dir" "$KGYM" monitor "$TMP/none" --once
 expect_exit 2 "kgym report on a dir without cases" "$KGYM" report "$TMP"
 
-# kgym roofline: measured once (one run, one core), then from the cache.
-export KGYM_CACHE_DIR="$TMP/cache"
-expect_exit 0 "kgym roofline on core 0" "$KGYM" roofline --device 0 --runs 1
-expect_output "memory bandwidth +[0-9.]+ GB/s" "prints the bandwidth"
-expect_output "peak float32 +[0-9.]+ GFLOP/s" "prints the float32 peak"
-expect_exit 0 "kgym roofline --json, from the cache" "$KGYM" roofline --device 0 --runs 1 --json
-expect_output '"from_cache": true' "the second call reads the cache"
-expect_exit 2 "kgym roofline on a device that is no core list" "$KGYM" roofline --device gpu0
-expect_output "not a cpu device" "says what a device is"
-
 finish

@@ -29,6 +29,15 @@ for f in task_desc.py SPEC.md prompt.md candidate/model_new.py verify.log result
 done
 check "SPEC.md names the input shapes" grep -q "float32" "$RUN/cases/level1/5_Matmul/SPEC.md"
 check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
+# kgym roofline: the devices' roofs the run measured, from the cache.
+expect_exit 0 "kgym roofline on device 0" "$KGYM" roofline --device 0
+expect_output "memory bandwidth +[0-9.]+ GB/s" "prints the bandwidth"
+expect_output "peak float32 +[0-9.]+ GFLOP/s" "prints the float32 peak"
+expect_output "from the cache" "the run's measurement is reused"
+expect_exit 0 "kgym roofline --json" "$KGYM" roofline --device 1 --json
+expect_output '"from_cache": true' "the JSON says where the figures came from"
+expect_exit 2 "kgym roofline on a device that is no core list" "$KGYM" roofline --device gpu0
+expect_output "not a cpu device" "says what a device is"
 check "run.json records each device's roofs" json_true "$RUN/run.json" \
   '[d["device"] for d in r["roofs"]] == ["0", "1"] and all(d["memory_bandwidth_gbs"]["median"] > 0 and d["peak_gflops"]["float32"]["median"] > 0 for d in r["roofs"])'
 check "fail_correctness carries its evidence" grep -q '"max_abs_err": [0-9]' "$RUN/cases/level1/3_SumReduction/result.json"
