@@ -25,6 +25,7 @@ struct RunPaths {
   std::filesystem::path summary_json() const { return dir / "summary.json"; }
   std::filesystem::path summary_md() const { return dir / "summary.md"; }
   std::filesystem::path report_html() const { return dir / "report.html"; }
+  std::filesystem::path roofline_svg() const { return dir / "roofline.svg"; }
   // executor.kind slurm (docs/cluster.md): the submissions and the tasks' logs.
   std::filesystem::path slurm_dir() const { return dir / "slurm"; }
 };

@@ -332,6 +332,7 @@ json to_json(const CaseResult& r) {
       for (const BaselineSpeedup& b : p.speedup_vs) vs[b.name] = baseline_json(b);
       j["performance"]["speedup_vs"] = std::move(vs);
     }
+    if (p.roofline) j["performance"]["roofline"] = to_json(*p.roofline);
   } else {
     j["performance"] = nullptr;
   }
@@ -504,6 +505,8 @@ CaseResult result_from_json(const json& j) {
     if (auto vs = p.find("speedup_vs"); vs != p.end() && vs->is_object()) {
       for (const auto& [name, entry] : vs->items()) perf.speedup_vs.push_back(baseline_from(name, entry));
     }
+    if (auto roof = p.find("roofline"); roof != p.end() && roof->is_object())
+      perf.roofline = roofline_from_json(*roof);
     r.performance = perf;
   }
   if (auto it = j.find("generation"); it != j.end() && !it->is_null())

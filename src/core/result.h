@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/roofline.h"
 #include "core/verdict.h"
 
 namespace kgym {
@@ -149,6 +150,9 @@ struct Performance {
   std::string clock;
   // The other baselines asked for, in the order asked.
   std::vector<BaselineSpeedup> speedup_vs;
+  // The problem's work and both sides against the machine's roofs
+  // (core/roofline.h, docs/roofline.md); nullopt where it was not counted.
+  std::optional<Roofline> roofline;
   const BaselineSpeedup* against(std::string_view baseline) const;
 };
 

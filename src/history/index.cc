@@ -226,14 +226,16 @@ INSERT INTO result_rounds (run_id, case_id, round, verdict, speedup, speedup_lo,
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
     Statement insert = db.prepare(R"sql(
 INSERT INTO results (run_id, case_id, level, verdict, speedup, speedup_lo, speedup_hi, cost, tokens_in,
-                     tokens_out, cheat_rule, execution, samples_n, samples_passed, baseline)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15))sql");
+                     tokens_out, cheat_rule, execution, samples_n, samples_passed, baseline, sol)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16))sql");
     for (const CaseResult& r : loaded.results) {
       insert.bind(1, run_id).bind(2, r.case_id).bind(3, std::string(report::level_of(r.case_id)));
       insert.bind(4, std::string(to_string(r.verdict)));
       if (r.execution == "device" && r.performance) {
         insert.bind(5, r.performance->speedup.median);
         if (const auto& ci = r.performance->speedup.ci95) insert.bind(6, ci->lo).bind(7, ci->hi);
+        if (const auto& roof = r.performance->roofline; roof && roof->sound() && roof->sol)
+          insert.bind(16, *roof->sol);
       }
       std::optional<double> cost;
       std::optional<std::int64_t> tokens_in, tokens_out;

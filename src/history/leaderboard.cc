@@ -17,7 +17,7 @@ namespace {
 struct CaseRecord {
   std::int64_t run_id = 0;
   std::string verdict;
-  std::optional<double> speedup, lo, hi, cost;
+  std::optional<double> speedup, lo, hi, cost, sol;
   std::optional<std::int64_t> tokens_in, tokens_out, samples_n, samples_passed;
 };
 
@@ -46,7 +46,7 @@ LeaderboardEntry entry_of(const std::string& key, const std::map<std::string, Ca
   bool all_sampled = true;
   double pass1_sum = 0, tokens = 0, cost = 0;
   bool any_tokens = false, any_cost = false;
-  std::vector<double> speedups;
+  std::vector<double> speedups, sols;
   for (const std::string& id : common) {
     const CaseRecord& c = cases.at(id);
     runs.insert(c.run_id);
@@ -64,6 +64,7 @@ LeaderboardEntry entry_of(const std::string& key, const std::map<std::string, Ca
     if (pass && c.lo && *c.lo > 1) ++fast1;
     if (pass && c.lo && *c.lo > 2) ++fast2;
     if (pass && c.speedup && std::isfinite(*c.speedup) && *c.speedup > 0) speedups.push_back(*c.speedup);
+    if (pass && c.sol) sols.push_back(*c.sol);
     if (c.tokens_in || c.tokens_out) {
       any_tokens = true;
       tokens += static_cast<double>(c.tokens_in.value_or(0) + c.tokens_out.value_or(0));
@@ -92,6 +93,8 @@ LeaderboardEntry entry_of(const std::string& key, const std::map<std::string, Ca
   e.fast_1 = rate_of(fast1, n);
   e.fast_2 = rate_of(fast2, n);
   e.geomean = report::geomean_of(speedups);
+  e.median_sol = report::percentile(sols, 0.5);
+  e.sol_cases = static_cast<int>(sols.size());
   if (passed > 0 && any_tokens) e.tokens_per_solve = tokens / passed;
   if (passed > 0 && any_cost) e.cost_per_solve = cost / passed;
   return e;
@@ -148,7 +151,8 @@ SELECT {}, x.case_id, x.run_id,
          (SELECT SUM(s.tokens) FROM result_rounds s
           WHERE s.run_id = x.run_id AND s.case_id = x.case_id AND s.round <= ?3) END,
        CASE WHEN q.run_id IS NULL THEN x.tokens_out ELSE NULL END,
-       x.samples_n, x.samples_passed
+       x.samples_n, x.samples_passed,
+       CASE WHEN q.run_id IS NULL THEN x.sol ELSE NULL END
 FROM results x JOIN runs r ON r.id = x.run_id
 LEFT JOIN result_rounds q ON ?3 IS NOT NULL AND q.run_id = x.run_id AND q.case_id = x.case_id AND
   q.round = (SELECT MIN(?3, MAX(m.round)) FROM result_rounds m
@@ -170,6 +174,7 @@ ORDER BY r.started_at, r.id)sql",
                    .tokens_out = select.optional_integer(9),
                    .samples_n = select.optional_integer(10),
                    .samples_passed = select.optional_integer(11)};
+      c.sol = select.optional_real(12);
       groups[select.text(0)][select.text(1)] = std::move(c);
     }
     Leaderboard board{.by = query.by};

@@ -50,6 +50,10 @@ struct LeaderboardEntry {
   Rate cheat;                              // verdict fail_cheat
   Rate fast_1, fast_2;                     // passing cases whose speedup interval lies above 1 / 2
   report::Geomean geomean;                 // over passing cases with a measured speedup
+  // Median sol (docs/roofline.md) over passing cases with a sound one; a
+  // round of --round R before the last has none.
+  std::optional<double> median_sol;
+  int sol_cases = 0;
   std::optional<double> tokens_per_solve;  // (in + out) over every case / passing cases
   std::optional<double> cost_per_solve;    // USD over every case / passing cases
 };

@@ -46,6 +46,7 @@ std::vector<std::string> header(const Leaderboard& board) {
           "fast_1 [95% CI]",
           "fast_2 [95% CI]",
           "geomean [95% CI]",
+          "median sol",
           "tokens/solve",
           "cost/solve"};
 }
@@ -61,6 +62,7 @@ std::vector<std::string> cells(const LeaderboardEntry& e) {
           rate_cell(e.fast_1),
           rate_cell(e.fast_2),
           geomean_cell(e.geomean),
+          e.median_sol ? fmt::format("{:.3f} ({})", *e.median_sol, e.sol_cases) : "-",
           e.tokens_per_solve ? fmt::format("{:.0f}", *e.tokens_per_solve) : "-",
           e.cost_per_solve ? fmt::format("${:.4f}", *e.cost_per_solve) : "-"};
 }

@@ -81,6 +81,35 @@ TEST_F(LeaderboardTest, FiguresOverTheCommonCasesWithWilsonIntervals) {
   EXPECT_EQ(html.find("http"), std::string::npos);  // self-contained
 }
 
+TEST_F(LeaderboardTest, TheMedianSolOverPassingCasesWithASoundOne) {
+  auto placed = [](const std::string& id, Verdict verdict, double candidate_ms) {
+    CaseResult r = make_case(id, verdict, 1.0);
+    if (!r.performance) r.performance.emplace();
+    WorkCount w;
+    w.input_bytes = w.output_bytes = 5'000'000;  // 1 ms at 10 GB/s
+    RoofsUsed roofs{.cores = "0",
+                    .bandwidth_gbs = 10,
+                    .memory_level = "main memory",
+                    .peak_gflops = 100,
+                    .precision = "float32"};
+    r.performance->roofline = place_on_roofline(w, roofs, candidate_ms, 4.0);
+    return r;
+  };
+  // 0.5, 0.25 and 0.1 count; 2.0 is above the roof (an error) and a failure none.
+  add(FakeRun{.dir = tmp_.path() / "a", .model = "model-a"},
+      {placed("level1/1_A", Verdict::kPass, 2), placed("level1/2_B", Verdict::kPass, 4),
+       placed("level1/3_C", Verdict::kPass, 10), placed("level1/4_D", Verdict::kPass, 0.5),
+       placed("level1/5_E", Verdict::kFailCorrectness, 1)});
+  auto board = leaderboard(*db_, {});
+  ASSERT_TRUE(board) << board.error();
+  const LeaderboardEntry& a = board->entries.at(0);
+  ASSERT_TRUE(a.median_sol);
+  EXPECT_DOUBLE_EQ(*a.median_sol, 0.25);
+  EXPECT_EQ(a.sol_cases, 3);
+  EXPECT_NE(leaderboard_markdown(*board).find("| 0.250 (3) |"), std::string::npos)
+      << leaderboard_markdown(*board);
+}
+
 TEST_F(LeaderboardTest, TheNewestRunOfACaseCountsAndFiltersApply) {
   add(FakeRun{.dir = tmp_.path() / "old", .level = "level1", .started_at = 1'700'000'000},
       {make_case("level1/1_A", Verdict::kFailCorrectness), make_case("level2/1_X", Verdict::kPass, 1.2)});

@@ -12,7 +12,7 @@ namespace {
 
 // Migration i (from 1) takes the schema from version i-1 to i. Append only:
 // a released migration never changes.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     // 1: runs and their per-case results.
     R"sql(
 CREATE TABLE runs (
@@ -73,6 +73,11 @@ CREATE TABLE result_rounds (
   cost        REAL,
   PRIMARY KEY (run_id, case_id, round)
 );
+)sql",
+    // 4: the roofline (docs/roofline.md): a passing case's sound sol, for the
+    // leaderboard's median sol; null where none (no roofs, above the roof).
+    R"sql(
+ALTER TABLE results ADD COLUMN sol REAL;
 )sql",
 };
 

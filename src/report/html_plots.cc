@@ -297,3 +297,104 @@ std::string phase_time_plot(const std::vector<CaseResult>& results) {
 }
 
 }  // namespace kgym::report
+
+namespace kgym::report {
+
+std::string roofline_plot(const Summary& summary) {
+  struct Point {
+    const CaseRow* row;
+    double intensity, candidate_gflops, reference_gflops;
+  };
+  std::vector<Point> points;
+  int without_flops = 0;
+  // The roofs drawn: each memory level some case was bounded by, and the
+  // highest peak (the cases' precisions).
+  std::vector<std::pair<std::string, double>> bandwidths;
+  double peak = 0;
+  for (const CaseRow& row : summary.cases) {
+    if (row.verdict != Verdict::kPass || !row.roofline || !row.roofline->roofs) continue;
+    const Roofline& r = *row.roofline;
+    if (r.work.flops <= 0 || !r.achieved_gflops) {
+      ++without_flops;
+      continue;
+    }
+    points.push_back({&row, r.intensity, *r.achieved_gflops, r.reference_achieved_gflops.value_or(0)});
+    peak = std::max(peak, r.roofs->peak_gflops);
+    auto same = [&](const auto& b) { return b.first == r.roofs->memory_level; };
+    if (std::ranges::find_if(bandwidths, same) == bandwidths.end())
+      bandwidths.emplace_back(r.roofs->memory_level, r.roofs->bandwidth_gbs);
+  }
+  if (points.empty())
+    return empty(without_flops > 0 ? "No passing case on the roofline has floating-point work to plot."
+                                   : "No passing case was placed on the roofline (docs/roofline.md).");
+  double x_lo = 1e9, x_hi = 0, y_lo = peak, y_hi = peak;
+  for (const Point& p : points) {
+    x_lo = std::min(x_lo, p.intensity);
+    x_hi = std::max(x_hi, p.intensity);
+    for (double g : {p.candidate_gflops, p.reference_gflops}) {
+      if (g <= 0) continue;
+      y_lo = std::min(y_lo, g);
+      y_hi = std::max(y_hi, g);
+    }
+  }
+  for (const auto& [level, gbs] : bandwidths) x_hi = std::max(x_hi, peak / gbs);  // the ridge points
+  x_lo /= 3;
+  x_hi *= 3;
+  y_lo /= 3;
+  y_hi *= 1.5;
+  const double plot_w = 520, plot_h = 300, bottom = 60;
+  Svg svg(kLeft + plot_w + kRight + 40, kTop + plot_h + bottom,
+          "Roofline: achieved GFLOP/s over arithmetic intensity, candidate and reference per passing case");
+  Scale x{x_lo, x_hi, kLeft, kLeft + plot_w, true};
+  Scale y{y_lo, y_hi, kTop + plot_h, kTop, true};
+  y_axis(svg, y, log_ticks(y_lo, y_hi), kLeft, kLeft + plot_w, "");
+  for (double t : log_ticks(x_lo, x_hi)) {
+    svg.line(x(t), kTop, x(t), kTop + plot_h, kGrid);
+    svg.text(x(t), kTop + plot_h + 14, tick_label(t), "middle", 10);
+  }
+  svg.line(kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, kAxis);
+  svg.text(kLeft + plot_w / 2, kTop + plot_h + 30, "FLOP per byte", "middle", 10);
+  svg.text(kLeft - 44, kTop + plot_h / 2, "GFLOP/s", "middle", 10, -90);
+  // Each roof: bandwidth x intensity up to the ridge, then the peak.
+  bool first = true;
+  for (const auto& [level, gbs] : bandwidths) {
+    double ridge = peak / gbs;
+    double start = std::max(x_lo, y_lo / gbs);
+    svg.polyline({{x(start), y(gbs * start)}, {x(std::min(ridge, x_hi)), y(gbs * std::min(ridge, x_hi))}},
+                 kAxis, first ? 2 : 1.5);
+    svg.text(x(start) + 4, y(gbs * start) - 6, fmt::format("{} {:.0f} GB/s", level, gbs), "start", 9);
+    first = false;
+  }
+  double ridge =
+      peak / std::ranges::max_element(bandwidths, {}, [](const auto& b) { return b.second; })->second;
+  svg.line(x(std::max(x_lo, ridge)), y(peak), x(x_hi), y(peak), kAxis, 2);
+  svg.text(x(x_hi) - 4, y(peak) - 6, fmt::format("peak {:.0f} GFLOP/s", peak), "end", 9);
+  const std::string candidate_color(verdict_color("pass")), reference_color = "#546e7a";
+  for (const Point& p : points) {
+    const Roofline& r = *p.row->roofline;
+    std::string tip =
+        fmt::format("{}: {:.3g} FLOP/byte, candidate {:.3g} GFLOP/s (sol {}), reference {:.3g} GFLOP/s",
+                    p.row->case_id, p.intensity, p.candidate_gflops, sol_cell(*p.row), p.reference_gflops);
+    if (p.reference_gflops > 0) {
+      svg.line(x(p.intensity), y(p.reference_gflops), x(p.intensity), y(p.candidate_gflops), kGrid, 1.5);
+      svg.circle(x(p.intensity), y(p.reference_gflops), 3.5, reference_color, tip);
+    }
+    svg.circle(x(p.intensity), y(p.candidate_gflops), 4.5,
+               r.errors.empty() ? candidate_color : std::string(verdict_color("fail_correctness")), tip);
+  }
+  std::vector<std::pair<std::string, std::string>> items = {{"candidate", candidate_color},
+                                                            {"reference", reference_color}};
+  bool any_error =
+      std::ranges::any_of(points, [](const Point& p) { return !p.row->roofline->errors.empty(); });
+  if (any_error)
+    items.emplace_back("above the roof: an error", std::string(verdict_color("fail_correctness")));
+  legend(svg, kLeft, kTop + plot_h + bottom - 8, items);
+  std::string out = svg.str();
+  if (without_flops > 0)
+    out +=
+        fmt::format("<p class=\"empty\">{} passing case{} with no floating-point work counted not drawn.</p>",
+                    without_flops, without_flops == 1 ? "" : "s");
+  return out;
+}
+
+}  // namespace kgym::report

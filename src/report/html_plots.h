@@ -25,6 +25,11 @@ std::string fast_p_plot(const Summary& summary);
 // Refinement rounds: solve rate and fast_1 after each round, like fast_p over p.
 std::string rounds_plot(const RoundsSummary& rounds);
 
+// The roofline (docs/roofline.md): achieved GFLOP/s over FLOP per byte, log
+// both; the memory roof of each level some case was bounded by and the
+// peak; each passing case's candidate and reference joined by a line.
+std::string roofline_plot(const Summary& summary);
+
 // One stacked bar per level (and one for all), verdict counts with a legend.
 std::string verdicts_plot(const Summary& summary);
 

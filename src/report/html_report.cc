@@ -137,6 +137,11 @@ void headline(std::string& html, const Summary& s) {
          fmt::format("round 1: {}; fast_1 {} → {}; {} cases with feedback", format_rate(first.solve_rate),
                      format_rate(first.fast_1_rate), format_rate(last.fast_1_rate), rounds->cases));
   }
+  if (const auto& roof = s.roofline) {
+    card(html, "median sol",
+         esc(roof->median_sol ? fmt::format("{:.3f}", *roof->median_sol) : std::string(kAbsent)),
+         esc(roofline_line(*roof)));
+  }
   html += "</div>\n</section>\n";
 }
 
@@ -154,6 +159,12 @@ void plots(std::string& html, const HtmlReportInput& in) {
   if (const auto& rounds = in.summary->rounds)
     figure(html, "plot-rounds", "Solved and fast_1 after each refinement round", rounds_plot(*rounds),
            "Each case as it stood after round r: its round r, or its last round when it ended earlier.");
+  if (in.summary->roofline)
+    figure(html, "plot-roofline", "Roofline: candidate and reference per passing case",
+           roofline_plot(*in.summary),
+           "Achieved GFLOP/s (the problem's counted FLOPs over each side's median time) over FLOPs per byte "
+           "moved; the lines are the machine's roofs as measured on the device's cores (docs/roofline.md). A "
+           "point above its roof is an error of the count or the roof, never a score.");
   figure(html, "plot-verdicts", "Verdicts per level", verdicts_plot(*in.summary));
   figure(html, "plot-phases", "Time spent per phase", phase_time_plot(*in.results),
          "generate: the agent (or its workflow's stages and gates); build: compiling the candidate; verify: "
@@ -182,7 +193,8 @@ std::string sizes_note(const std::vector<CaseResult>& results, const std::string
 void case_table(std::string& html, const HtmlReportInput& in) {
   html +=
       "<section id=\"cases\">\n<h2>Cases</h2>\n<table>\n<thead><tr><th>case</th><th>verdict</th>"
-      "<th>speedup</th><th>95% interval</th><th>reference ms</th><th>candidate ms</th><th>time</th>"
+      "<th>speedup</th><th>95% interval</th><th>sol</th><th>reference ms</th><th>candidate "
+      "ms</th><th>time</th>"
       "<th>reason</th><th>files</th></tr></thead>\n<tbody>\n";
   for (const CaseRow& r : in.summary->cases) {
     std::string verdict = r.verdict ? std::string(to_string(*r.verdict)) : "not_run";
@@ -216,11 +228,11 @@ void case_table(std::string& html, const HtmlReportInput& in) {
     html += fmt::format(
         "<tr id=\"case-{}\"><td>{}{}</td><td><span class=\"badge\" style=\"background:{}\">{}</span></td>"
         "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{}</td>"
+        "class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"reason\">{}</td><td class=\"files\">{}</td></tr>\n",
         esc(url_path(r.case_id)), esc(r.case_id),
         sizes.empty() ? std::string() : fmt::format("<div class=\"sizes\">{}</div>", esc(sizes)),
-        verdict_color(verdict), esc(label), esc(speedup_cell(r)), versus, esc(ci),
+        verdict_color(verdict), esc(label), esc(speedup_cell(r)), versus, esc(ci), esc(sol_cell(r)),
         esc(format_ms(r.reference_ms)), esc(format_ms(r.candidate_ms)),
         took ? fmt::format("{:.1f} s", *took) : std::string(kAbsent),
         esc(r.verdict == Verdict::kPass ? "" : speedup_signs(one_line(r.reason, 300))), files);

@@ -335,3 +335,32 @@ TEST(SpeedupSigns, OnlyANumbersLoneX) {
 
 }  // namespace
 }  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+TEST(HtmlPlots, TheRooflineDrawsEachCasesTwoSidesUnderTheRoofs) {
+  CaseResult r = testing::make_result("level1/5_Matmul", Verdict::kPass, 2.0);
+  WorkCount w;
+  w.input_bytes = 1'000'000;
+  w.output_bytes = 1'000'000;
+  w.flops = 50'000'000;
+  RoofsUsed roofs{
+      .cores = "0", .bandwidth_gbs = 20, .memory_level = "L2", .peak_gflops = 80, .precision = "float32"};
+  r.performance->roofline = place_on_roofline(w, roofs, 1.0, 2.0);
+  CaseResult flat = testing::make_result("level1/9_Copy", Verdict::kPass, 1.0);
+  WorkCount copy = w;
+  copy.flops = 0;
+  flat.performance->roofline = place_on_roofline(copy, roofs, 1.0, 1.0);
+  Summary s = summarize({r, flat}, {});
+  std::string svg = roofline_plot(s);
+  ASSERT_TRUE(svg.starts_with("<svg")) << svg;
+  EXPECT_NE(svg.find("L2 20 GB/s"), std::string::npos);
+  EXPECT_NE(svg.find("peak 80 GFLOP/s"), std::string::npos);
+  EXPECT_NE(svg.find("level1/5_Matmul: 25 FLOP/byte, candidate 50 GFLOP/s"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("1 passing case with no floating-point work counted not drawn"), std::string::npos);
+  EXPECT_EQ(roofline_plot(summarize({flat}, {})).find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgym::report

@@ -10,6 +10,7 @@
 #include "core/case_paths.h"
 #include "core/record_files.h"
 #include "report/case_order.h"
+#include "report/html_plots.h"
 #include "report/html_report.h"
 #include "util/fs.h"
 
@@ -183,6 +184,13 @@ std::expected<Summary, std::string> write_summary(const fs::path& run_dir,
   if (auto ok = util::write_file_atomic(RunPaths{run_dir}.summary_md(), summary_markdown(summary, info));
       !ok) {
     return std::unexpected(ok.error());
+  }
+  // summary.md shows the roofline as a file beside it.
+  if (summary.roofline && summary.roofline->plotted > 0) {
+    std::string svg = roofline_plot(summary);
+    if (auto cut = svg.find("</svg>"); cut != std::string::npos) svg.resize(cut + 6);
+    if (auto ok = util::write_file_atomic(RunPaths{run_dir}.roofline_svg(), svg + "\n"); !ok)
+      return std::unexpected(ok.error());
   }
   HtmlReportInput html;
   html.summary = &summary;

@@ -72,6 +72,7 @@ CaseRow row_of(const CaseResult& r) {
     if (r.performance->reference.samples > 0) row.reference_ms = r.performance->reference.median_ms;
     if (r.performance->candidate.samples > 0) row.candidate_ms = r.performance->candidate.median_ms;
     row.timing_flags = r.performance->flags;
+    row.roofline = r.performance->roofline;
     row.noise_factor = noise_factor(*r.performance);
     for (const BaselineSpeedup& b : r.performance->speedup_vs) {
       CaseRow::Versus v{.baseline = b.name};
@@ -229,15 +230,6 @@ std::vector<VersusSummary> versus_of(const std::vector<const CaseRow*>& rows, in
   return out;
 }
 
-std::optional<double> percentile(std::vector<double> values, double q) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  double at = q * static_cast<double>(values.size() - 1);
-  auto lo = static_cast<std::size_t>(at);
-  std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (values[hi] - values[lo]) * (at - static_cast<double>(lo));
-}
-
 BaselineSummary baseline_of(const std::vector<const CaseRow*>& rows) {
   BaselineSummary b;
   std::vector<double> medians;
@@ -284,6 +276,37 @@ std::string speedup_cell(const CaseRow& row) {
   return "host interpreter";
 }
 
+std::optional<double> percentile(std::vector<double> values, double q) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  double at = q * static_cast<double>(values.size() - 1);
+  auto lo = static_cast<std::size_t>(at);
+  std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (at - static_cast<double>(lo));
+}
+
+std::string sol_cell(const CaseRow& row) {
+  if (row.verdict != Verdict::kPass || !row.roofline || !row.roofline->roofs || !row.roofline->sol)
+    return std::string(kAbsent);
+  const Roofline& r = *row.roofline;
+  if (!r.errors.empty())
+    return fmt::format("error: {:.2f} > 1", std::max(*r.sol, r.reference_sol.value_or(0)));
+  return fmt::format("{:.3f}", *r.sol);
+}
+
+std::string roofline_line(const RooflineSummary& r) {
+  std::string line = fmt::format("roofline: median sol {} over {} passing case{}",
+                                 r.median_sol ? fmt::format("{:.3f}", *r.median_sol) : std::string(kAbsent),
+                                 r.cases, r.cases == 1 ? "" : "s");
+  if (r.median_reference_sol)
+    line += fmt::format(" (the reference's: {:.3f} over {})", *r.median_reference_sol, r.reference_cases);
+  if (r.above_roof > 0)
+    line += fmt::format("; {} case{} above the roof: an error of the count or the roof, left out",
+                        r.above_roof, r.above_roof == 1 ? "" : "s");
+  if (r.missing > 0) line += fmt::format("; {} without roofs ({})", r.missing, r.missing_reason);
+  return line;
+}
+
 std::string host_interpreter_line(const HostInterpreterSummary& h) {
   return fmt::format(
       "{} case{} checked on a host interpreter (verifier.execution): {} pass, {} with a simulated time; "
@@ -328,6 +351,35 @@ AgentTotals agent_totals(const std::vector<CaseResult>& results, int passed) {
   }
   if (t.cost && passed > 0) t.cost_per_pass = *t.cost / passed;
   return t;
+}
+
+std::optional<RooflineSummary> roofline_of(const std::vector<const CaseRow*>& rows) {
+  RooflineSummary out;
+  std::vector<double> sols, reference_sols;
+  bool any = false;
+  for (const CaseRow* row : rows) {
+    if (row->verdict != Verdict::kPass || !row->roofline) continue;
+    any = true;
+    const Roofline& r = *row->roofline;
+    if (!r.roofs) {
+      ++out.missing;
+      if (out.missing_reason.empty()) out.missing_reason = r.missing;
+      continue;
+    }
+    if (!r.errors.empty()) {
+      ++out.above_roof;
+      continue;
+    }
+    if (r.sol && !row->baseline) sols.push_back(*r.sol);
+    if (r.work.flops > 0 && r.achieved_gflops) ++out.plotted;
+    if (r.reference_sol) reference_sols.push_back(*r.reference_sol);
+  }
+  if (!any) return std::nullopt;
+  out.cases = static_cast<int>(sols.size());
+  out.median_sol = percentile(sols, 0.5);
+  out.reference_cases = static_cast<int>(reference_sols.size());
+  out.median_reference_sol = percentile(reference_sols, 0.5);
+  return out;
 }
 
 std::optional<RoundsSummary> rounds_of(const std::vector<const CaseRow*>& rows, int selected) {
@@ -444,6 +496,9 @@ Summary summarize(const std::vector<CaseResult>& results, const std::vector<std:
   if (!baseline_rows.empty()) s.baseline = baseline_of(baseline_rows);
   s.versus = versus_of(device_rows, s.device_selected);
   s.rounds = rounds_of(all_rows, s.total.selected);
+  std::vector<const CaseRow*> timed_rows = device_rows;
+  timed_rows.insert(timed_rows.end(), baseline_rows.begin(), baseline_rows.end());
+  s.roofline = roofline_of(timed_rows);
 
   for (auto& [level, tally] : levels) {
     std::vector<const CaseRow*> rows;

@@ -130,6 +130,9 @@ struct CaseRow {
   // Refinement rounds (agent.feedback): every round of the case's sample,
   // its last being this row's result; empty without feedback.
   std::vector<RoundRecord> rounds;
+  // performance.roofline: the problem's work and both sides against the
+  // machine's roofs (core/roofline.h); nullopt where it was not counted.
+  std::optional<Roofline> roofline;
   // The one command that reproduces the case's verification (docs/repro.md):
   // `kgym verify --bundle <case dir>/repro.tar.gz` when the bundle exists,
   // else `kgym repro <case dir>`; nullopt for a case never verified.
@@ -206,6 +209,20 @@ struct RoundsSummary {
 // holds: no timing sides, noise floors, flags or other baselines.
 CaseResult at_round(const CaseResult& result, int round);
 
+// The passing cases on the roofline (docs/roofline.md). A sol above 1 is an
+// error of the count or the roof: such a case is counted in `above_roof`
+// and left out of both medians.
+struct RooflineSummary {
+  int cases = 0;  // passing solves with a sound sol
+  std::optional<double> median_sol;
+  int reference_cases = 0;  // passing cases (baselines too) with a sound reference sol
+  std::optional<double> median_reference_sol;
+  int above_roof = 0;
+  int plotted = 0;             // passing cases with FLOPs on the roofline plot (roofline.svg)
+  int missing = 0;             // passing timed cases without roofs
+  std::string missing_reason;  // the first such case's
+};
+
 struct Summary {
   Tally total;
   std::optional<HostInterpreterSummary> host_interpreter;
@@ -237,6 +254,7 @@ struct Summary {
   // One per other baseline any case was timed against, in first-seen order.
   std::vector<VersusSummary> versus;
   std::optional<RoundsSummary> rounds;  // nullopt when no case ran with agent.feedback
+  std::optional<RooflineSummary> roofline;  // nullopt when no passing case has a work count
 };
 
 // What a report shows in a case's speedup column: the measured speedup,
@@ -244,6 +262,16 @@ struct Summary {
 // for a case checked on a host interpreter, "sim 2.34 us" (its performance
 // model's estimate, never a speedup) or "host interpreter".
 std::string speedup_cell(const CaseRow& row);
+
+// The q-quantile (0..1) of `values`, linearly interpolated; nullopt when empty.
+std::optional<double> percentile(std::vector<double> values, double q);
+
+// A case's sol against the roofline (docs/roofline.md): "0.412", "error:
+// 2.14 > 1" where a side ran above the roof, "–" without one.
+std::string sol_cell(const CaseRow& row);
+// One line for the run's roofline: median sols, cases above the roof, cases
+// without roofs.
+std::string roofline_line(const RooflineSummary& r);
 
 // The case's speedup is flagged `uncertain` (performance.flags).
 bool is_uncertain(const CaseRow& row);

@@ -107,6 +107,12 @@ json case_json(const CaseRow& row) {
   }
   if (row.samples) j["samples"] = {{"n", *row.samples}, {"passed", row.samples_passed}};
   if (row.baseline) j["baseline"] = true;
+  if (row.roofline && row.roofline->roofs) {
+    const Roofline& r = *row.roofline;
+    j["roofline"] = {{"sol", opt(r.sol)},      {"reference_sol", opt(r.reference_sol)},
+                     {"bound", r.bound},       {"intensity", r.intensity},
+                     {"limit_ms", r.limit_ms}, {"error", !r.errors.empty()}};
+  }
   if (!row.versus.empty()) {
     json vs = json::object();
     for (const auto& v : row.versus)
@@ -160,6 +166,15 @@ json summary_json(const Summary& summary, const RunInfo& info) {
                           {"cost_per_solve", opt(p.cost_per_solve)}});
     }
     totals["rounds"] = {{"cases", rounds->cases}, {"max_rounds", rounds->max_rounds}, {"by_round", by_round}};
+  }
+  if (const auto& roof = summary.roofline) {
+    totals["roofline"] = {{"cases", roof->cases},
+                          {"median_sol", opt(roof->median_sol)},
+                          {"reference_cases", roof->reference_cases},
+                          {"median_reference_sol", opt(roof->median_reference_sol)},
+                          {"above_roof", roof->above_roof},
+                          {"missing", roof->missing},
+                          {"missing_reason", roof->missing_reason}};
   }
   const AgentTotals& a = summary.agent;
   totals["agent"] = {{"tokens_in", opt(a.tokens_in)},        {"tokens_out", opt(a.tokens_out)},

@@ -252,6 +252,31 @@ void append_pass_at_k(std::string& md, const Summary& s) {
       k_max);
 }
 
+// Only where a passing case's work was counted (docs/roofline.md).
+void append_roofline(std::string& md, const Summary& s) {
+  if (!s.roofline) return;
+  const RooflineSummary& r = *s.roofline;
+  md += "## Roofline\n\n";
+  md += fmt::format(
+      "- Median sol (speed of light: the roofline's time for the problem's bytes and FLOPs over the "
+      "candidate's median time, 1 = at the machine's limit): **{}** over {} passing case{}.\n",
+      r.median_sol ? fmt::format("{:.3f}", *r.median_sol) : std::string(kAbsent), r.cases,
+      r.cases == 1 ? "" : "s");
+  if (r.median_reference_sol)
+    md += fmt::format("- The reference's median sol: {:.3f} over {} case{}.\n", *r.median_reference_sol,
+                      r.reference_cases, r.reference_cases == 1 ? "" : "s");
+  if (r.above_roof > 0)
+    md += fmt::format(
+        "- **{} case{} ran above the roof**: the work count or the roof is wrong there; no score, left out "
+        "of "
+        "the medians (each case's result.json says which side and by how much).\n",
+        r.above_roof, r.above_roof == 1 ? "" : "s");
+  if (r.missing > 0)
+    md += fmt::format("- {} passing case{} without roofs: {}\n", r.missing, r.missing == 1 ? "" : "s",
+                      md_text(r.missing_reason));
+  md += r.plotted > 0 ? "\n![roofline](roofline.svg)\n\n" : "\n";
+}
+
 // Only for a run with refinement rounds (agent.feedback).
 void append_rounds(std::string& md, const Summary& s) {
   if (!s.rounds) return;
@@ -278,8 +303,8 @@ void append_rounds(std::string& md, const Summary& s) {
 }
 
 void append_cases(std::string& md, const Summary& s) {
-  md += "## Cases\n\n| Case | Verdict | Speedup | Reference ms | Candidate ms | Reason |\n";
-  md += "|---|---|---:|---:|---:|---|\n";
+  md += "## Cases\n\n| Case | Verdict | Speedup | sol | Reference ms | Candidate ms | Reason |\n";
+  md += "|---|---|---:|---:|---:|---:|---|\n";
   for (const CaseRow& row : s.cases) {
     std::string verdict = row.verdict ? std::string(to_string(*row.verdict)) : "not run";
     if (row.verdict == Verdict::kPass) verdict = "**pass**";
@@ -293,7 +318,7 @@ void append_cases(std::string& md, const Summary& s) {
                                                url_path("cases/" + row.case_id + "/result.json"))
                                  : md_code(row.case_id);
     if (row.execution == "host_interpreter") verdict += " (host interpreter)";
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", id, verdict, speedup_cell(row),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", id, verdict, speedup_cell(row), sol_cell(row),
                       format_ms(row.reference_ms), format_ms(row.candidate_ms),
                       md_text(speedup_signs(one_line(row.reason, kReasonCells))));
   }
@@ -329,6 +354,7 @@ std::string summary_markdown(const Summary& summary, const RunInfo& info) {
   append_levels(md, summary);
   append_pass_at_k(md, summary);
   append_rounds(md, summary);
+  append_roofline(md, summary);
   append_cases(md, summary);
   append_repro(md, summary);
   if (info.machine.is_object() && !info.machine.empty()) {

@@ -62,14 +62,14 @@ TEST(SummaryMarkdown, HeadlineAndTables) {
   EXPECT_TRUE(contains(md, "| level1 | 2 | 1 | 1 | 0 | 50.0% | 1 (50.0%) ["));
   EXPECT_TRUE(contains(md, "| level2 | 2 | 1 | 0 | 1 | 50.0% | 0 (0.0%) ["));
   // A finished case links to its result.json, relative to the run directory.
-  EXPECT_TRUE(contains(
-      md,
-      "| [`level1/1_Square_matrix_multiplication_`](cases/level1/"
-      "1_Square_matrix_multiplication_/result.json) | **pass** | 1.50\u00d7 | 2.000 | 1.333 |  |\n"));
+  EXPECT_TRUE(contains(md,
+                       "| [`level1/1_Square_matrix_multiplication_`](cases/level1/"
+                       "1_Square_matrix_multiplication_/result.json) | **pass** | 1.50\u00d7 | \u2014 | "
+                       "2.000 | 1.333 |  |\n"));
   // Pipes are escaped and the reason is kept on one line.
   EXPECT_TRUE(contains(md,
                        "| [`level1/19_ReLU`](cases/level1/19_ReLU/result.json) | fail_correctness | \u2014 | "
-                       "\u2014 | \u2014 | "
+                       "\u2014 | \u2014 | \u2014 | "
                        "output 0 differs \\| max abs err 0.5 second line |\n"));
   EXPECT_TRUE(contains(md, "| `level2/8_Pool` | not run |"));  // no record to link to
   EXPECT_TRUE(contains(md, "[report.html](report.html)"));
@@ -131,6 +131,47 @@ TEST(SummaryTable, NarrowWidthDropsColumnsNotRows) {
   for (const std::string& line : lines) EXPECT_LE(util::display_width(line), 40u) << line;
   EXPECT_TRUE(contains(table, "level2/8_Pool"));
   EXPECT_FALSE(contains(table, "REF MS"));
+}
+
+}  // namespace
+}  // namespace kgym::report
+
+namespace kgym::report {
+namespace {
+
+// Passing cases on the roofline: the median sol over the sound ones, a case
+// above the roof counted apart (an error, never a score), and the plot.
+TEST(SummaryRoofline, MedianSolAnErrorAboveTheRoofAndThePlot) {
+  auto placed = [](const std::string& id, double candidate_ms, double reference_ms) {
+    CaseResult r = testing::make_result(id, Verdict::kPass, reference_ms / candidate_ms);
+    r.performance->candidate.median_ms = candidate_ms;
+    r.performance->reference.median_ms = reference_ms;
+    WorkCount w;
+    w.input_bytes = w.output_bytes = 5'000'000;  // 10 MB: 1 ms at 10 GB/s
+    w.flops = 2'500'000;
+    RoofsUsed roofs{.cores = "0",
+                    .bandwidth_gbs = 10,
+                    .memory_level = "main memory",
+                    .peak_gflops = 100,
+                    .precision = "float32"};
+    r.performance->roofline = place_on_roofline(w, roofs, candidate_ms, reference_ms);
+    return r;
+  };
+  Summary s =
+      summarize({placed("level1/1_A", 2, 4), placed("level1/2_B", 4, 4), placed("level1/3_C", 0.5, 4)}, {});
+  ASSERT_TRUE(s.roofline);
+  EXPECT_EQ(s.roofline->cases, 2);
+  EXPECT_DOUBLE_EQ(*s.roofline->median_sol, 0.375);  // 0.5 and 0.25
+  EXPECT_EQ(s.roofline->above_roof, 1);
+  EXPECT_EQ(s.roofline->plotted, 2);
+  std::string md = summary_markdown(s, sample_info());
+  EXPECT_TRUE(contains(md, "## Roofline")) << md;
+  EXPECT_TRUE(contains(md, "**0.375** over 2 passing cases")) << md;
+  EXPECT_TRUE(contains(md, "**1 case ran above the roof**")) << md;
+  EXPECT_TRUE(contains(md, "![roofline](roofline.svg)"));
+  EXPECT_TRUE(contains(md, "| 0.500 |")) << md;
+  EXPECT_TRUE(contains(md, "| error: 2.00 > 1 |")) << md;
+  EXPECT_NE(roofline_line(*s.roofline).find("median sol 0.375 over 2 passing cases"), std::string::npos);
 }
 
 }  // namespace

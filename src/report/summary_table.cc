@@ -42,7 +42,11 @@ std::string wrap_items(const std::vector<std::string>& items, std::size_t width)
 }
 
 std::vector<std::string> headline_items(const Summary& s) {
-  if (s.baseline && s.total.selected == 0) return {baseline_line(*s.baseline)};
+  if (s.baseline && s.total.selected == 0) {
+    std::vector<std::string> items = {baseline_line(*s.baseline)};
+    if (s.roofline) items.push_back(roofline_line(*s.roofline));
+    return items;
+  }
   std::vector<std::string> items = {
       fmt::format("cases {}", s.total.selected),
       fmt::format("pass {}", s.total.passed()),
@@ -58,6 +62,7 @@ std::vector<std::string> headline_items(const Summary& s) {
                       : fmt::format("geomean {}", kAbsent));
   if (s.baseline) items.push_back(baseline_line(*s.baseline));
   if (s.host_interpreter) items.push_back(host_interpreter_line(*s.host_interpreter));
+  if (s.roofline) items.push_back(roofline_line(*s.roofline));
   if (s.pass_at_k) {
     for (const auto& [k, rate] : s.pass_at_k->rate) {
       if (k == 1 || k == s.pass_at_k->samples)

@@ -18,7 +18,6 @@
 #include "run/campaign_setup.h"
 #include "run/machine_info.h"
 #include "run/resume_check.h"
-#include "run/roofline.h"
 #include "run/scheduler.h"
 #include "run/slurm_coordinator.h"
 #include "run/state_store.h"
@@ -28,6 +27,7 @@
 #include "util/json_text.h"
 #include "util/posix_process_runner.h"
 #include "util/sandbox.h"
+#include "verify/roofline.h"
 #include "worker/candidate_sandbox.h"
 #include "worker/child_process.h"
 #include "worker/compile_cache.h"
@@ -129,8 +129,8 @@ std::expected<RunRecord, std::string> open_run_dir(const Config& config, const C
       config.verifier.mode == "performance" && config.executor.kind == "local") {
     nlohmann::json roofs = nlohmann::json::array();
     for (const std::string& device : config.devices) {
-      auto measured = cpu_device_roofs(device, worker::kgym_cache_root(), false);
-      roofs.push_back(measured ? roofs_json(*measured)
+      auto measured = verify::cpu_device_roofs(device, worker::kgym_cache_root(), false);
+      roofs.push_back(measured ? verify::roofs_json(*measured)
                                : nlohmann::json{{"device", device}, {"missing", measured.error()}});
     }
     run["roofs"] = std::move(roofs);

@@ -1,5 +1,6 @@
 #include "util/roofs.h"
 
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -7,12 +8,16 @@
 #include <barrier>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+
+#include "util/cpu_stat.h"
 
 namespace kgym::util {
 namespace {
@@ -42,22 +47,27 @@ RoofFigure figure_of(std::vector<double> runs) {
 }
 
 // Runs `work(thread index)` on one thread per core, all started together;
-// returns the wall time from the common start to the last end.
+// returns the wall time from the first thread's start to the last one's
+// end, each read by the thread itself (the unpinned caller may get no core
+// until the workers are done).
 template <typename Work>
 double on_every_core(const std::vector<int>& cores, Work work) {
-  std::barrier start(static_cast<std::ptrdiff_t>(cores.size()) + 1);
+  std::barrier start(static_cast<std::ptrdiff_t>(cores.size()));
+  std::vector<Clock::time_point> began(cores.size()), ended(cores.size());
   std::vector<std::thread> threads;
   for (std::size_t t = 0; t < cores.size(); ++t) {
     threads.emplace_back([&, t] {
       pin_to(cores[t]);
       start.arrive_and_wait();
+      began[t] = Clock::now();
       work(t);
+      ended[t] = Clock::now();
     });
   }
-  start.arrive_and_wait();
-  auto began = Clock::now();
   for (std::thread& th : threads) th.join();
-  return seconds_since(began);
+  return std::chrono::duration<double>(*std::max_element(ended.begin(), ended.end()) -
+                                       *std::min_element(began.begin(), began.end()))
+      .count();
 }
 
 // The FMA loops: `iterations` times 10 independent vector FMAs; each
@@ -189,7 +199,18 @@ double peak_gflops(const std::vector<int>& cores, double (*kernel)(long), int la
 
 // GB/s of the triad: each thread on its own part of three arrays it
 // touched first, the best of `passes`.
-double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread, int passes) {
+// The triad's loop on the widest vectors the host runs (one clone per ISA,
+// chosen at load time), as a kernel the roof is compared with would be.
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+__attribute__((noinline)) void
+triad(double* __restrict x, const double* __restrict y, const double* __restrict z, double s, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = y[i] + s * z[i];
+}
+
+double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread, int passes,
+                 int repeats = 1) {
   std::size_t n = elements_per_thread;
   std::vector<std::unique_ptr<double[]>> a(cores.size()), b(cores.size()), c(cores.size());
   on_every_core(cores, [&](std::size_t t) {
@@ -209,9 +230,13 @@ double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread,
       double* __restrict x = a[t].get();
       const double* __restrict y = b[t].get();
       const double* __restrict z = c[t].get();
-      for (std::size_t i = 0; i < n; ++i) x[i] = y[i] + s * z[i];
+      for (int r = 0; r < repeats; ++r) {
+        triad(x, y, z, s + r, n);
+        // Every repetition's stores stay: none may be folded into the last.
+        asm volatile("" : : "r"(x) : "memory");
+      }
     });
-    double bytes = 24.0 * static_cast<double>(n) * static_cast<double>(cores.size());
+    double bytes = 24.0 * static_cast<double>(n) * static_cast<double>(cores.size()) * repeats;
     best = std::max(best, bytes / wall / 1e9);
   }
   double check = 0;
@@ -220,7 +245,97 @@ double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread,
   return best;
 }
 
+std::size_t size_from_sysfs(const std::string& text) {
+  std::size_t value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (...) {
+    return 0;
+  }
+  char unit = used < text.size() ? text[used] : ' ';
+  if (unit == 'K') value <<= 10;
+  if (unit == 'M') value <<= 20;
+  if (unit == 'G') value <<= 30;
+  return value;
+}
+
+// A BLAS GEMM's rate (the second figure of the peak): cblas_sgemm /
+// cblas_dgemm of the system's BLAS (OpenBLAS, else the reference BLAS
+// alternative), loaded at run time so kgym links none, on `cores` with one
+// thread each. 0 where no BLAS loads.
+struct Blas {
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                         float*, int);
+  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
+  void* handle = nullptr;
+  Sgemm sgemm = nullptr;
+  Dgemm dgemm = nullptr;
+  std::string name;
+
+  Blas() {
+    for (const char* lib : {"libopenblas.so.0", "libblas.so.3"}) {
+      handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+      if (!handle) continue;
+      sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
+      dgemm = reinterpret_cast<Dgemm>(dlsym(handle, "cblas_dgemm"));
+      if (sgemm && dgemm) {
+        name = lib;
+        if (auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, "openblas_set_num_threads")))
+          threads = set;
+        return;
+      }
+      dlclose(handle);
+      handle = nullptr;
+    }
+  }
+  // Never unloaded: the BLAS's OpenMP threads outlive its calls.
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  void (*threads)(int) = nullptr;
+};
+
+constexpr int kRowMajor = 101, kNoTrans = 111;
+
+template <typename T, typename Gemm>
+double gemm_gflops(Gemm gemm, int n) {
+  std::vector<T> a(static_cast<std::size_t>(n) * n, T(1.0001)), b(a.size(), T(0.9999)), c(a.size(), T(0));
+  gemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, T(1), a.data(), n, b.data(), n, T(0), c.data(), n);  // warm
+  auto t0 = Clock::now();
+  gemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, T(1), a.data(), n, b.data(), n, T(0), c.data(), n);
+  double s = seconds_since(t0);
+  sink = sink + static_cast<double>(c[c.size() / 2]);
+  return 2.0 * n * static_cast<double>(n) * n / s / 1e9;
+}
+
 }  // namespace
+
+std::vector<std::pair<int, std::size_t>> data_cache_capacities(const std::set<int>& cores) {
+  // level -> (the cores that share one instance -> its size)
+  std::map<int, std::map<std::string, std::size_t>> instances;
+  for (int core : cores) {
+    for (int index = 0; index < 8; ++index) {
+      std::string dir =
+          "/sys/devices/system/cpu/cpu" + std::to_string(core) + "/cache/index" + std::to_string(index);
+      std::ifstream level_in(dir + "/level"), type_in(dir + "/type"), size_in(dir + "/size"),
+          shared_in(dir + "/shared_cpu_list");
+      int level = 0;
+      std::string type, size, shared;
+      if (!(level_in >> level) || !(type_in >> type) || !(size_in >> size)) continue;
+      if (type == "Instruction") continue;
+      if (!(shared_in >> shared)) shared = std::to_string(core);
+      instances[level][shared] = size_from_sysfs(size);
+    }
+  }
+  std::vector<std::pair<int, std::size_t>> out;
+  for (const auto& [level, by_sharing] : instances) {
+    std::size_t total = 0;
+    for (const auto& [sharing, bytes] : by_sharing) total += bytes;
+    if (total > 0) out.emplace_back(level, total);
+  }
+  return out;
+}
 
 std::size_t last_level_cache_bytes(int core) {
   std::size_t largest = 0;
@@ -229,18 +344,7 @@ std::size_t last_level_cache_bytes(int core) {
                      std::to_string(index) + "/size");
     std::string text;
     if (!(in >> text) || text.empty()) continue;
-    std::size_t value = 0;
-    std::size_t used = 0;
-    try {
-      value = std::stoull(text, &used);
-    } catch (...) {
-      continue;
-    }
-    char unit = used < text.size() ? text[used] : ' ';
-    if (unit == 'K') value <<= 10;
-    if (unit == 'M') value <<= 20;
-    if (unit == 'G') value <<= 30;
-    largest = std::max(largest, value);
+    largest = std::max(largest, size_from_sysfs(text));
   }
   return largest;
 }
@@ -264,15 +368,52 @@ Roofs measure_roofs(const std::set<int>& cores, int runs, std::size_t working_se
   FmaKernel kernel = fma_kernel();
   roofs.isa = kernel.isa;
 
-  std::vector<double> bandwidth, f32, f64;
+  std::vector<double> bandwidth, f32, f64, gemm32, gemm64;
+  Blas blas;
+  if (blas.handle) {
+    roofs.blas = blas.name;
+    // The BLAS's threads inherit this thread's affinity: every measured core.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int core : list) CPU_SET(core, &set);
+    (void)sched_setaffinity(0, sizeof(set), &set);
+    if (blas.threads) blas.threads(static_cast<int>(list.size()));
+  }
+  // Each cache level's triad runs over half the level's capacity on these
+  // cores, repeated to about 64 MB of traffic per pass.
+  std::vector<std::pair<int, std::size_t>> levels = data_cache_capacities(cores);
+  std::vector<std::vector<double>> level_runs(levels.size());
+  const std::optional<CpuStat> stat_before = read_cpu_stat();
+  const double own_before = own_cpu_seconds();
   for (int run = 0; run < runs; ++run) {
     bandwidth.push_back(triad_gbs(list, per_thread, 5));
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      std::size_t level_per_thread = std::max<std::size_t>(levels[l].second / 2 / 24 / list.size(), 64);
+      int repeats =
+          static_cast<int>(std::max<std::size_t>(1, (std::size_t{64} << 20) / (level_per_thread * 24)));
+      level_runs[l].push_back(triad_gbs(list, level_per_thread, 5, repeats));
+    }
     f32.push_back(peak_gflops(list, kernel.f32, kernel.f32_lanes));
     f64.push_back(peak_gflops(list, kernel.f64, kernel.f64_lanes));
+    if (blas.handle) {
+      gemm32.push_back(gemm_gflops<float>(blas.sgemm, kGemmSize));
+      gemm64.push_back(gemm_gflops<double>(blas.dgemm, kGemmSize));
+    }
   }
   roofs.bandwidth_gbs = figure_of(bandwidth);
   roofs.float32_gflops = figure_of(f32);
   roofs.float64_gflops = figure_of(f64);
+  if (!gemm32.empty()) {
+    roofs.gemm_float32_gflops = figure_of(gemm32);
+    roofs.gemm_float64_gflops = figure_of(gemm64);
+  }
+  for (std::size_t l = 0; l < levels.size(); ++l)
+    roofs.caches.push_back({levels[l].first, levels[l].second, figure_of(level_runs[l])});
+  const double own = own_cpu_seconds() - own_before;
+  if (const std::optional<CpuStat> stat_after = read_cpu_stat(); stat_before && stat_after) {
+    CoreUsage used = usage_between(*stat_before, *stat_after, list, cpu_ticks_per_second());
+    if (used.total_s > 0) roofs.foreign_cpu_share = std::clamp((used.busy_s - own) / used.total_s, 0.0, 1.0);
+  }
   if (restore) (void)sched_setaffinity(0, sizeof(saved), &saved);
   return roofs;
 }

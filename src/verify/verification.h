@@ -114,6 +114,11 @@ class Verification {
   // workers and result.
   CorrectnessPhase correctness_phase();
   std::expected<void, Failure> measure_performance();
+  // verification_roofline.cc: the problem's work counted by the reference
+  // worker after the timing, and both sides set against the cached roofs
+  // of the cores they ran on (performance.roofline); a failure is noted,
+  // never a verdict.
+  void place_on_roofline();
   // verification_profile.cc: both sides' processes sampled from outside
   // during the timing (verify/cpu_sampler.h), and the decision on the
   // candidate's library compute (verify/cpu_profile.h).

@@ -270,6 +270,7 @@ std::expected<void, Failure> Verification::measure_performance() {
   if (auto found = lease_finding()) return std::unexpected(std::move(*found));
   if (!outcome.mismatch.empty()) return std::unexpected(Failure{Verdict::kFailCorrectness, outcome.mismatch});
   result_.performance = std::move(outcome.performance);
+  if (result_.performance) place_on_roofline();
   if (result_.runtime) {
     for (const char* check :
          {"fresh_timing_inputs", "timed_outputs", "timed_op_trace", "clock", "memoization"})
