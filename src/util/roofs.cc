@@ -79,8 +79,10 @@ __attribute__((target("avx512f"))) double fma_f32_avx512(long iterations) {
   __m512 acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(k));
   const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], mul, add);
+  }
   __m512 sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm512_add_ps(sum, acc[k]);
   return _mm512_reduce_add_ps(sum);
@@ -89,8 +91,10 @@ __attribute__((target("avx512f"))) double fma_f64_avx512(long iterations) {
   __m512d acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_pd(1.0 + 0.001 * k);
   const __m512d mul = _mm512_set1_pd(0.999999999), add = _mm512_set1_pd(1e-12);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_pd(acc[k], mul, add);
+  }
   __m512d sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm512_add_pd(sum, acc[k]);
   return _mm512_reduce_add_pd(sum);
@@ -99,8 +103,10 @@ __attribute__((target("avx2,fma"))) double fma_f32_avx2(long iterations) {
   __m256 acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.001f * static_cast<float>(k));
   const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], mul, add);
+  }
   alignas(32) float out[8];
   __m256 sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_ps(sum, acc[k]);
@@ -113,8 +119,10 @@ __attribute__((target("avx2,fma"))) double fma_f64_avx2(long iterations) {
   __m256d acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_pd(1.0 + 0.001 * k);
   const __m256d mul = _mm256_set1_pd(0.999999999), add = _mm256_set1_pd(1e-12);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_pd(acc[k], mul, add);
+  }
   alignas(32) double out[4];
   __m256d sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_pd(sum, acc[k]);
@@ -126,8 +134,10 @@ double fma_f32_sse2(long iterations) {
   __m128 acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.001f * static_cast<float>(k));
   const __m128 mul = _mm_set1_ps(0.999999f), add = _mm_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_ps(_mm_mul_ps(acc[k], mul), add);
+  }
   alignas(16) float out[4];
   __m128 sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_ps(sum, acc[k]);
@@ -138,8 +148,10 @@ double fma_f64_sse2(long iterations) {
   __m128d acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_pd(1.0 + 0.001 * k);
   const __m128d mul = _mm_set1_pd(0.999999999), add = _mm_set1_pd(1e-12);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_pd(_mm_mul_pd(acc[k], mul), add);
+  }
   alignas(16) double out[2];
   __m128d sum = acc[0];
   for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_pd(sum, acc[k]);
@@ -153,8 +165,10 @@ double fma_scalar(long iterations) {
   T acc[kAccumulators];
   for (int k = 0; k < kAccumulators; ++k) acc[k] = T(1) + T(0.001) * T(k);
   const T mul = T(0.999999), add = T(1e-7);
-  for (long i = 0; i < iterations; ++i)
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
     for (int k = 0; k < kAccumulators; ++k) acc[k] = acc[k] * mul + add;
+  }
   double total = 0;
   for (T x : acc) total += static_cast<double>(x);
   return total;

@@ -170,7 +170,7 @@ nlohmann::json roofs_json(const DeviceRoofs& d) {
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
                                                          int runs, std::size_t working_set_bytes,
-                                                         bool cache_contended) {
+                                                         double contended_share) {
   std::set<int> allowed = util::allowed_cpus();
   std::set<int> cores;
   if (device == "all") {
@@ -191,19 +191,19 @@ std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& devi
   out.device = device;
   out.cache_file = cache_file(cache_dir, cores, runs, working_set_bytes);
   if (!fresh) {
-    if (auto cached = read_cache(out.cache_file, cores)) {
+    // An entry measured beside other work is measured again.
+    if (auto cached = read_cache(out.cache_file, cores); cached && !cached->contended(contended_share)) {
       cached->device = device;
       return *cached;
     }
   }
+
   out.roofs = util::measure_roofs(cores, runs, working_set_bytes);
   out.measured_at = util::iso8601_utc(util::unix_now());
   nlohmann::json j = roofs_json(out);
   j["working_set_bytes"] = out.roofs.working_set_bytes;
   j["last_level_cache_bytes"] = out.roofs.last_level_cache_bytes;
   j["cpu_model"] = cpu_model_name();
-  // Roofs measured beside other work would stay low in every later run.
-  if (out.contended() && !cache_contended) return out;
   if (auto made = util::make_dirs(out.cache_file.parent_path()); made)
     (void)util::write_file_atomic(out.cache_file, util::json_text(j, 2) + "\n");
   return out;

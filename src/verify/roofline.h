@@ -19,7 +19,7 @@
 namespace kgym::verify {
 
 // Bumped when the measurement changes: an older cache entry is measured again.
-inline constexpr int kRoofsMethodVersion = 2;
+inline constexpr int kRoofsMethodVersion = 3;
 // Runs per figure of the roofs a run records (and a verification reads).
 inline constexpr int kRoofsRuns = 5;
 
@@ -30,22 +30,23 @@ struct DeviceRoofs {
   bool from_cache = false;
   std::filesystem::path cache_file;
   // Other processes took more than util::kContendedRoofsShare of the cores
-  // while these were measured: low figures, never cached.
-  bool contended() const {
-    return roofs.foreign_cpu_share && *roofs.foreign_cpu_share > util::kContendedRoofsShare;
+  // while these were measured: the figures may be low; cached, and measured
+  // again by the next run that asks (a verification reads them as they are).
+  bool contended(double share = util::kContendedRoofsShare) const {
+    return roofs.foreign_cpu_share && *roofs.foreign_cpu_share > share;
   }
 };
 
 // The roofs of a cpu device (a core list, or "all": the cores this process
 // may use): from `cache_dir` unless `fresh`, else measured (and cached).
-// `working_set_bytes` as for util::measure_roofs (tests only); figures
-// measured beside other work are returned but not cached, unless
-// `cache_contended` (tests of the cache's mechanics only).
+// `working_set_bytes` as for util::measure_roofs (tests only). A cached
+// entry measured while other processes took more than `contended_share` of
+// the cores is measured again.
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
                                                          int runs = kRoofsRuns,
                                                          std::size_t working_set_bytes = 0,
-                                                         bool cache_contended = false);
+                                                         double contended_share = util::kContendedRoofsShare);
 
 // The roofs of exactly these cores as `kgym run` or `kgym roofline` cached
 // them, or nullopt; never measures (a verification reads, a run measures).
