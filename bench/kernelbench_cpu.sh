@@ -5,7 +5,9 @@
 # is each problem's own Model (agent.kind: reference), so every problem that
 # runs on this torch should pass with a speedup interval containing 1;
 # anything else is a harness defect or a property of the problem that the
-# lint names.
+# lint names. Each passing case's reference is also set against the
+# machine's roofline (docs/roofline.md): the median sol per level, the five
+# problems farthest from and closest to their limit, any above the roof.
 #
 # Usage: bench/kernelbench_cpu.sh [KERNELBENCH_DIR] [path/to/kgym] [kgym run options...]
 #   KGYM_BENCH_LEVELS="level1 level2"  the levels (default: level1 level2 level3)
@@ -139,6 +141,54 @@ for level in levels:
         details.extend(f"- {l}" for l in findings)
     if not (nonpass or outside or findings):
         details.append("Every problem passed A/A with an interval containing 1; the lint found nothing.")
+# The roofline (docs/roofline.md): each passing case's reference against the
+# limit of its problem's counted work at the machine's roofs.
+roof_lines = ["", "## Roofline", "",
+              "Each passing case's reference (the A/A run's two sides are the problem's own Model) against",
+              "the roofline's time for its counted work (bytes moved, FLOPs) at the roofs of its core",
+              "(`kgym roofline`): sol = limit / median time. A sol above 1 is an error of the count or the",
+              "roof, listed below and left out of the medians.", "",
+              "| level | cases on the roofline | median reference sol | p10 | p90 | memory-bound | compute-bound | above the roof | without roofs | with uncounted ops |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+roof_details = []
+for level in levels:
+    ids = [i for i in results if i.startswith(level + "/") and results[i]["verdict"] == "pass"]
+    roofs = {i: (results[i].get("performance") or {}).get("roofline") for i in ids}
+    roofs = {i: r for i, r in roofs.items() if r}
+    placed = {i: r for i, r in roofs.items() if r.get("roofs") and r.get("reference_sol") is not None}
+    sound = {i: r for i, r in placed.items() if not r.get("errors")}
+    above = {i: r for i, r in placed.items() if r.get("errors")}
+    sols = sorted(r["reference_sol"] for r in sound.values())
+    def q(p):
+        return f"{statistics.quantiles(sols, n=10)[p]:.3f}" if len(sols) >= 2 else "-"
+    uncounted = {i: r for i, r in roofs.items() if r.get("uncounted_ops")}
+    roof_lines.append(
+        f"| {level} | {len(sound)} | {statistics.median(sols):.3f} | {q(0)} | {q(-1)} | "
+        f"{sum(r['bound'] == 'memory' for r in sound.values())} | {sum(r['bound'] == 'compute' for r in sound.values())} | "
+        f"{len(above)} | {len(roofs) - len(placed)} | {len(uncounted)} |" if sols else
+        f"| {level} | 0 | - | - | - | - | - | {len(above)} | {len(roofs) - len(placed)} | {len(uncounted)} |")
+    ranked = sorted(sound.items(), key=lambda kv: kv[1]["reference_sol"])
+    def row(i, r):
+        ms = results[i]["performance"]["reference"]["median_ms"]
+        return (f"- `{i}`: sol {r['reference_sol']:.4f}, {ms:.3f} ms against a limit of {r['limit_ms']:.4f} ms "
+                f"({r['bound']}-bound, {r['bytes'] / 1e6:.1f} MB from {r['roofs']['memory_level']}, "
+                f"{r['flops'] / 1e9:.3g} GFLOP, {r['intensity']:.3g} FLOP/byte)")
+    if ranked:
+        roof_details.append(f"\n### {level}: farthest from the limit\n")
+        roof_details.extend(row(i, r) for i, r in ranked[:5])
+        roof_details.append(f"\n### {level}: closest to the limit\n")
+        roof_details.extend(row(i, r) for i, r in reversed(ranked[-5:]))
+    if above:
+        roof_details.append(f"\n### {level}: above the roof (errors)\n")
+        roof_details.extend(f"- `{i}`: {'; '.join(r['errors'])}" for i, r in sorted(above.items()))
+    if uncounted:
+        ops = {}
+        for r in uncounted.values():
+            for op, calls in r["uncounted_ops"].items():
+                ops[op] = ops.get(op, 0) + 1
+        roof_details.append(f"\n{level}: ops without a FLOP formula (cases): " +
+                            ", ".join(f"`{op}` ({n})" for op, n in sorted(ops.items(), key=lambda kv: -kv[1])))
+lines += roof_lines + roof_details
 with open(out, "w") as f:
     f.write("\n".join(lines + details) + "\n")
 print("\n".join(lines))

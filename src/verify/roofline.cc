@@ -89,6 +89,7 @@ std::optional<DeviceRoofs> read_cache(const std::filesystem::path& file, const s
     out.roofs.working_set_bytes = j.value("working_set_bytes", std::size_t{0});
     out.roofs.last_level_cache_bytes = j.value("last_level_cache_bytes", std::size_t{0});
     out.measured_at = j.value("measured_at", "");
+    out.measured_unix = j.value("measured_unix", 0.0);
     out.roofs.foreign_cpu_share = util::optional_at<double>(j, "foreign_cpu_share");
     out.from_cache = true;
     return out;
@@ -191,16 +192,22 @@ std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& devi
   out.device = device;
   out.cache_file = cache_file(cache_dir, cores, runs, working_set_bytes);
   if (!fresh) {
-    // An entry measured beside other work is measured again.
-    if (auto cached = read_cache(out.cache_file, cores); cached && !cached->contended(contended_share)) {
+    // An entry measured beside other work is measured again, once it is
+    // kRemeasureContendedAfterS old (so that busy runs do not each pay for
+    // another measurement).
+    auto cached = read_cache(out.cache_file, cores);
+    if (cached && (!cached->contended(contended_share) ||
+                   util::unix_now() - cached->measured_unix < kRemeasureContendedAfterS)) {
       cached->device = device;
       return *cached;
     }
   }
 
   out.roofs = util::measure_roofs(cores, runs, working_set_bytes);
-  out.measured_at = util::iso8601_utc(util::unix_now());
+  out.measured_unix = util::unix_now();
+  out.measured_at = util::iso8601_utc(out.measured_unix);
   nlohmann::json j = roofs_json(out);
+  j["measured_unix"] = out.measured_unix;
   j["working_set_bytes"] = out.roofs.working_set_bytes;
   j["last_level_cache_bytes"] = out.roofs.last_level_cache_bytes;
   j["cpu_model"] = cpu_model_name();

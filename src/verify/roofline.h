@@ -20,6 +20,9 @@ namespace kgym::verify {
 
 // Bumped when the measurement changes: an older cache entry is measured again.
 inline constexpr int kRoofsMethodVersion = 3;
+// A cached entry measured beside other work is measured again by a run that
+// asks this long after it (seconds).
+inline constexpr double kRemeasureContendedAfterS = 600;
 // Runs per figure of the roofs a run records (and a verification reads).
 inline constexpr int kRoofsRuns = 5;
 
@@ -27,6 +30,7 @@ struct DeviceRoofs {
   std::string device;  // as the config names it: "0-3", "all"
   util::Roofs roofs;
   std::string measured_at;  // ISO 8601 UTC
+  double measured_unix = 0;
   bool from_cache = false;
   std::filesystem::path cache_file;
   // Other processes took more than util::kContendedRoofsShare of the cores
@@ -41,7 +45,7 @@ struct DeviceRoofs {
 // may use): from `cache_dir` unless `fresh`, else measured (and cached).
 // `working_set_bytes` as for util::measure_roofs (tests only). A cached
 // entry measured while other processes took more than `contended_share` of
-// the cores is measured again.
+// the cores is measured again once kRemeasureContendedAfterS old.
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
                                                          int runs = kRoofsRuns,

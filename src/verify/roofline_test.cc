@@ -69,6 +69,15 @@ TEST(Roofline, RoofsMeasuredBesideOtherWorkAreMeasuredAgain) {
   EXPECT_TRUE(roofs->contended());
   EXPECT_FALSE(roofs_json(*roofs)["foreign_cpu_share"].is_null());
   EXPECT_TRUE(std::filesystem::exists(roofs->cache_file));  // a verification reads them as they are
+  auto soon = cpu_device_roofs(std::to_string(core), dir.path(), false, 1, kSmall);
+  ASSERT_TRUE(soon);
+  EXPECT_TRUE(soon->from_cache);  // not measured again at once
+  // Once old enough, the next run measures them again.
+  auto text = util::read_file(roofs->cache_file);
+  ASSERT_TRUE(text);
+  nlohmann::json j = nlohmann::json::parse(*text);
+  j["measured_unix"] = j["measured_unix"].get<double>() - kRemeasureContendedAfterS - 1;
+  ASSERT_TRUE(util::write_file_atomic(roofs->cache_file, j.dump()));
   auto again = cpu_device_roofs(std::to_string(core), dir.path(), false, 1, kSmall);
   ASSERT_TRUE(again);
   EXPECT_FALSE(again->from_cache);

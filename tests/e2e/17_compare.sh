@@ -42,14 +42,12 @@ check "Markdown holds no raw JSON" bash -c "! grep -q '[{}]' '$MD'"
 check "the fixture runs name no torch: no torch warning" bash -c "! grep -q 'different torch' <<<\"\$0\"" "$OUT"
 # Copies whose results name different torch builds.
 cp -r "$A" "$TMP/a" && cp -r "$B" "$TMP/b"
-/usr/bin/python3 - "$TMP/a" "$TMP/b" <<'PY'
-import glob, json, sys
-for run, version, build in ((sys.argv[1], "1.13.0", "cpu"), (sys.argv[2], "2.15.0+cu132", "cuda 13.2")):
-    for path in glob.glob(run + "/cases/*/*/result.json"):
-        r = json.load(open(path))
-        r["environment"] = {"python": "/usr/bin/python3", "torch": version, "torch_build": build}
-        json.dump(r, open(path, "w"), indent=2)
-PY
+for f in "$TMP"/a/cases/*/*/result.json; do
+  json_edit "$f" 'r["environment"] = {"python": "/usr/bin/python3", "torch": "1.13.0", "torch_build": "cpu"}'
+done
+for f in "$TMP"/b/cases/*/*/result.json; do
+  json_edit "$f" 'r["environment"] = {"python": "/usr/bin/python3", "torch": "2.15.0+cu132", "torch_build": "cuda 13.2"}'
+done
 expect_exit 0 "kgym compare across torch versions" "$KGYM" compare "$TMP/a" "$TMP/b" --md "$TMP/torch.md"
 expect_output "warning: the runs used different torch builds \(A: torch 1\.13\.0 \(cpu\); B: torch 2\.15\.0\+cu132 \(cuda 13\.2\)\)" \
   "warns that the torch builds differ"

@@ -20,12 +20,8 @@ expect_exit 0 "history index over the output root" "$KGYM" history index "$TMP/r
 expect_output "indexed 2 runs: 0 added, 0 updated, 2 unchanged; 4 results" "unchanged runs are skipped"
 
 # The samples: ReLU passes, LeakyReLU is a cheat. The second run's ReLU now fails: its result changed, so it is re-indexed.
-/usr/bin/python3 - "$TMP/runs/second/cases/level1/1_ReLU/result.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["verdict"], r["reason"] = "fail_correctness", "edited by the test"
-json.dump(r, open(sys.argv[1], "w"), indent=2)
-PY
+json_edit "$TMP/runs/second/cases/level1/1_ReLU/result.json" \
+  'r["verdict"], r["reason"] = "fail_correctness", "edited by the test"'
 expect_exit 0 "history index after a change" "$KGYM" history index "$TMP/runs" --db "$DB"
 expect_output "^updated .*/second \(2 results\)$" "the changed run is updated"
 expect_output "1 updated, 1 unchanged" "and only that one"

@@ -60,21 +60,17 @@ else
 fi
 mv "$TMP/moved-run" "$RUN"
 
+# rehash DIR : the manifest of an extracted bundle made to match its files.
+rehash() {
+  json_edit "$1/manifest.json" "import hashlib
+for f in r['files']:
+    f['sha256'] = hashlib.sha256(open('$1/' + f['path'], 'rb').read()).hexdigest()"
+}
 # The same bundle with its recorded interval edited (and its manifest made
 # to match): wide, the speedup falls inside (exit 0); far above, outside (exit 1).
 rebundle() {  # SRC DST LO HI
   rm -rf "$TMP/re" && mkdir "$TMP/re" && tar -xzf "$1" -C "$TMP/re" &&
-    python3 - "$TMP/re" "$3" "$4" <<'PY'
-import hashlib, json, sys
-root, lo, hi = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-result = json.load(open(f"{root}/result.json"))
-result["performance"]["speedup"]["ci95"] = [lo, hi]
-open(f"{root}/result.json", "w").write(json.dumps(result, indent=2))
-manifest = json.load(open(f"{root}/manifest.json"))
-for f in manifest["files"]:
-    f["sha256"] = hashlib.sha256(open(f"{root}/{f['path']}", "rb").read()).hexdigest()
-open(f"{root}/manifest.json", "w").write(json.dumps(manifest))
-PY
+    json_edit "$TMP/re/result.json" "r['performance']['speedup']['ci95'] = [$3, $4]" && rehash "$TMP/re"
   tar -czf "$2" -C "$TMP/re" manifest.json problem candidate request.json result.json provenance.json
 }
 rebundle "$TMP/relu.tar.gz" "$TMP/wide.tar.gz" 0.001 1000
@@ -103,17 +99,7 @@ expect_exit 2 "--bundle does not mix with --problem" "$KGYM" verify --bundle "$T
 hostile_request() {
   rm -rf "$TMP/hr" && mkdir "$TMP/hr" && tar -xzf "$1" -C "$TMP/hr" &&
     { [ "$3" = - ] || cp "$3" "$TMP/hr/candidate/model_new.py"; } &&
-    python3 - "$TMP/hr" "$4" <<'PY'
-import hashlib, json, sys
-root, edit = sys.argv[1], sys.argv[2]
-request = json.load(open(f"{root}/request.json"))
-exec(edit)
-open(f"{root}/request.json", "w").write(json.dumps(request, indent=2))
-manifest = json.load(open(f"{root}/manifest.json"))
-for f in manifest["files"]:
-    f["sha256"] = hashlib.sha256(open(f"{root}/{f['path']}", "rb").read()).hexdigest()
-open(f"{root}/manifest.json", "w").write(json.dumps(manifest))
-PY
+    json_edit "$TMP/hr/request.json" "request = r; $4" && rehash "$TMP/hr"
   tar -czf "$2" -C "$TMP/hr" manifest.json problem candidate request.json result.json provenance.json
 }
 # The torch.relu cheat, its request saying candidate_is_reference (it would

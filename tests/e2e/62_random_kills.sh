@@ -102,16 +102,7 @@ done
 check "no stray result.json (one per case)" \
   test "$(find "$RUN/cases" -name result.json | wc -l)" -eq "${#WANT[@]}"
 lines="$(wc -l <"$EV")"
-if python3 - "$EV" <<'PY'
-import json, sys
-data = open(sys.argv[1], "rb").read()
-assert data.endswith(b"\n"), "events.jsonl does not end with a whole line"
-for n, line in enumerate(data.split(b"\n")[:-1], 1):
-    try:
-        json.loads(line)
-    except ValueError as e:
-        sys.exit(f"line {n}: {e}: {line[:80]!r}")
-PY
+if json_parses "$EV"
 then ok "all $lines lines of events.jsonl parse"; else bad "events.jsonl has a line that does not parse"; fi
 check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
 check "summary.json counts 2 passes" grep -q '"pass": 2' "$RUN/summary.json"

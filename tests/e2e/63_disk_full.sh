@@ -44,21 +44,8 @@ expect_output "the run stopped because a result could not be written: .*No space
 expect_output "kgym run --resume $RUN" "and how to finish the run"
 
 check "no temp file is left behind" test -z "$(find "$RUN" -name '.*.tmp*' -print -quit)"
-# jsonfiles FILE... : every file given parses as JSON (a missing one is fine).
-parses() {
-  python3 - "$@" <<'PY'
-import json, sys
-for f in sys.argv[1:]:
-    try:
-        json.load(open(f))
-    except FileNotFoundError:
-        pass
-    except ValueError as e:
-        sys.exit(f"{f}: {e}")
-PY
-}
 check "every result.json, state.json, run.json and summary.json parses" \
-  parses "$RUN"/cases/level1/*/result.json "$RUN/state.json" "$RUN/run.json" "$RUN/summary.json"
+  json_parses "$RUN"/cases/level1/*/result.json "$RUN/state.json" "$RUN/run.json" "$RUN/summary.json"
 check "events.jsonl ends with a whole line" test "$(tail -c 1 "$EV" | od -An -c | tr -d ' ')" = '\n'
 check "report.html is absent or whole" bash -c "[ ! -e '$RUN/report.html' ] || tail -c 20 '$RUN/report.html' | grep -q '</html>'"
 declare -A before

@@ -77,6 +77,33 @@ sys.exit(0 if held else f"     {sys.argv[1]}: not {sys.argv[2]}")' "$1" "$2"; }
 json_lines_any() { /usr/bin/python3 -c 'import json, sys
 sys.exit(0 if any(eval(sys.argv[2], {"r": json.loads(l)}) for l in open(sys.argv[1]) if l.strip()) else 1)' "$1" "$2"; }
 
+# json_edit FILE STATEMENTS : runs Python STATEMENTS on the file's JSON as `r`
+# and writes it back (e.g. 'r["verdict"] = "fail_correctness"').
+json_edit() { /usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(r, open(sys.argv[1], "w"), indent=2)' "$1" "$2"; }
+
+# json_parses FILE... : every file that exists parses as JSON, and every
+# line of each *.jsonl one does, the last ending with a newline; says
+# which does not.
+json_parses() { /usr/bin/python3 -c 'import json, sys
+for name in sys.argv[1:]:
+    try:
+        data = open(name, "rb").read()
+    except FileNotFoundError:
+        continue
+    try:
+        if name.endswith(".jsonl"):
+            if data and not data.endswith(b"\n"):
+                sys.exit(f"     {name}: does not end with a whole line")
+            for n, line in enumerate(data.split(b"\n")[:-1], 1):
+                json.loads(line)
+        else:
+            json.loads(data)
+    except ValueError as e:
+        sys.exit(f"     {name}: {e}")' "$@"; }
+
 # verdict_of RESULT_JSON : prints the verdict field.
 verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
 
