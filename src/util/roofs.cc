@@ -211,18 +211,37 @@ double peak_gflops(const std::vector<int>& cores, double (*kernel)(long), int la
   return operations / wall / 1e9;
 }
 
-// GB/s of the triad: each thread on its own part of three arrays it
-// touched first, the best of `passes`.
-// The triad's loop on the widest vectors the host runs (one clone per ISA,
-// chosen at load time), as a kernel the roof is compared with would be.
-#if defined(__x86_64__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-__attribute__((noinline)) void
-triad(double* __restrict x, const double* __restrict y, const double* __restrict z, double s, std::size_t n) {
+// The triad's loop on the widest vectors the host runs, as a kernel the
+// roof is compared with would be: one copy compiled per ISA, chosen at run
+// time (as the FMA loops are).
+using TriadLoop = void (*)(double*, const double*, const double*, double, std::size_t);
+#define KGYM_TRIAD_BODY \
   for (std::size_t i = 0; i < n; ++i) x[i] = y[i] + s * z[i];
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void triad_avx512(double* __restrict x, const double* __restrict y,
+                                                     const double* __restrict z, double s, std::size_t n) {
+  KGYM_TRIAD_BODY
+}
+__attribute__((target("avx2"))) void triad_avx2(double* __restrict x, const double* __restrict y,
+                                                const double* __restrict z, double s, std::size_t n) {
+  KGYM_TRIAD_BODY
+}
+#endif
+void triad_baseline(double* __restrict x, const double* __restrict y, const double* __restrict z, double s,
+                    std::size_t n){KGYM_TRIAD_BODY}
+#undef KGYM_TRIAD_BODY
+
+TriadLoop triad_loop() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return triad_avx512;
+  if (__builtin_cpu_supports("avx2")) return triad_avx2;
+#endif
+  return triad_baseline;
 }
 
+// GB/s of the triad: each thread on its own part of three arrays it
+// touched first, the best of `passes`.
 double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread, int passes,
                  int repeats = 1) {
   std::size_t n = elements_per_thread;
@@ -238,6 +257,7 @@ double triad_gbs(const std::vector<int>& cores, std::size_t elements_per_thread,
     }
   });
   double best = 0;
+  const TriadLoop triad = triad_loop();
   for (int pass = 0; pass < passes; ++pass) {
     const double s = 3.0 + pass;
     double wall = on_every_core(cores, [&](std::size_t t) {

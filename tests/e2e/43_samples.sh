@@ -15,13 +15,13 @@ cat >"$TMP/agent.sh" <<'SH'
 set -eu
 echo "sample $KGYM_SAMPLE of $KGYM_CASE_ID in $(pwd)"
 if [ "$KGYM_SAMPLE" = 2 ]; then
-  sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' \
-    "$SOLUTIONS/level1/1_ReLU/model_new.py" >model_new.py
+  cp "$DOUBLED" model_new.py
 else
   cp "$SOLUTIONS/level1/1_ReLU/model_new.py" model_new.py
 fi
 SH
 chmod +x "$TMP/agent.sh"
+mkdir "$TMP/fixtures" && doubled_relu "$TMP/fixtures/relu_doubled.py"
 cat >"$TMP/samples.yaml" <<YAML
 bench_dir: $S
 cases: "1"
@@ -32,9 +32,9 @@ output: {root_dir: $TMP/runs, run_name: samples}
 agent:
   kind: command
   argv: ["$TMP/agent.sh"]
-  env: {SOLUTIONS: "$S/solutions"}
+  env: {SOLUTIONS: "$S/solutions", DOUBLED: "$TMP/fixtures/relu_doubled.py"}
 verifier: {mode: correctness}
-sandbox: {agent_read_only: ["$S/solutions"]}  # the stored answers this scripted agent copies
+sandbox: {agent_read_only: ["$S/solutions", "$TMP/fixtures"]}  # the answers this scripted agent copies
 YAML
 RUN="$TMP/runs/samples"
 CASE="$RUN/cases/level1/1_ReLU"

@@ -86,7 +86,7 @@ fi
 # first and the right one once kgym's feedback is in the conversation;
 # round 2 continues Claude Code's session (claude --continue), so the mock
 # sees round 1's Write in it.
-sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' "$SOLUTION" >"$TMP/wrong.py"
+doubled_relu "$TMP/wrong.py"
 /usr/bin/python3 "$SRC/tests/integration/mock_anthropic_server.py" "$SOLUTION" "$TMP/port2" "$TMP/requests2.jsonl" \
   "$TMP/wrong.py" &
 MOCK2=$!

@@ -89,7 +89,7 @@ fi
 # and replaces it with the right one once kgym's feedback is in the input;
 # round 2 continues Codex's session (codex exec ... resume --last), so the
 # mock sees round 1's apply_patch call in it.
-sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' "$SOLUTION" >"$TMP/wrong.py"
+doubled_relu "$TMP/wrong.py"
 /usr/bin/python3 "$SRC/tests/integration/mock_openai_responses_server.py" "$SOLUTION" "$TMP/port2" \
   "$TMP/requests2.jsonl" "$TMP/wrong.py" &
 MOCK2=$!

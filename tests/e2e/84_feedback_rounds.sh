@@ -19,8 +19,7 @@ cat >"$TMP/agent.sh" <<'SH'
 set -eu
 echo "round $KGYM_ROUND of $KGYM_CASE_ID, prompt $1"
 if [ "$KGYM_ROUND" = 1 ]; then
-  sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' \
-    "$SOLUTIONS/level1/1_ReLU/model_new.py" >model_new.py
+  cp "$DOUBLED" model_new.py
 elif grep -q '^## Verification of your previous candidate' "$1" && grep -q '`fail_correctness`' "$1" \
     && grep -q 'worst at \[2\]: 2 vs reference 1' "$1"; then
   if [ "${CHEAT:-0}" = 1 ]; then cp "$SOLUTIONS/level1/2_LeakyReLU/model_new.py" model_new.py
@@ -41,13 +40,13 @@ output: {root_dir: $TMP/runs, run_name: $1}
 agent:
   kind: command
   argv: ["$TMP/agent.sh", "{prompt_file}"]
-  env: {SOLUTIONS: "$S/solutions", CHEAT: "$3", SLOW: "$TMP/hold/slow"}
+  env: {SOLUTIONS: "$S/solutions", DOUBLED: "$TMP/hold/relu_doubled.py", CHEAT: "$3", SLOW: "$TMP/hold/slow"}
   feedback: {rounds: $2, until: pass}
 verifier: {mode: correctness}
 sandbox: {agent_read_only: ["$S/solutions", "$TMP/hold"]}  # the box has a /tmp of its own
 YAML
 }
-mkdir -p "$TMP/hold"
+mkdir -p "$TMP/hold" && doubled_relu "$TMP/hold/relu_doubled.py"
 
 # Wrong, then right.
 config learn 3 0

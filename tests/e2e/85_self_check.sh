@@ -14,8 +14,7 @@ set -u
 echo "kgym-check is $(command -v kgym-check)"
 grep -q 'kgym-check' "$1" && echo "the prompt names kgym-check"
 grep -q '^## Checking your candidate' SPEC.md && echo "SPEC.md explains kgym-check"
-sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' \
-  "$SOLUTIONS/level1/1_ReLU/model_new.py" >wrong.py
+cp "$DOUBLED" wrong.py
 cp "$SOLUTIONS/level1/2_LeakyReLU/model_new.py" cheat.py
 cp "$SOLUTIONS/level1/1_ReLU/model_new.py" model_new.py
 for file in wrong.py cheat.py; do
@@ -28,6 +27,7 @@ echo tampered >"$(dirname "$(command -v kgym-check)")/request.json" 2>/dev/null 
 exit 0
 SH
 chmod +x "$TMP/agent.sh"
+mkdir "$TMP/fixtures" && doubled_relu "$TMP/fixtures/relu_doubled.py"
 cat >"$TMP/check.yaml" <<YAML
 bench_dir: $S
 cases: "1"
@@ -35,10 +35,10 @@ output: {root_dir: $TMP/runs, run_name: check}
 agent:
   kind: command
   argv: ["$TMP/agent.sh", "{prompt_file}"]
-  env: {SOLUTIONS: "$S/solutions"}
+  env: {SOLUTIONS: "$S/solutions", DOUBLED: "$TMP/fixtures/relu_doubled.py"}
   self_check: true
 verifier: {mode: correctness}
-sandbox: {agent_read_only: ["$S/solutions"]}
+sandbox: {agent_read_only: ["$S/solutions", "$TMP/fixtures"]}
 YAML
 CASE="$TMP/runs/check/cases/level1/1_ReLU"
 expect_exit 0 "a run whose agent checks its candidates" "$KGYM" run --config "$TMP/check.yaml"

@@ -104,6 +104,14 @@ for name in sys.argv[1:]:
     except ValueError as e:
         sys.exit(f"     {name}: {e}")' "$@"; }
 
+# doubled_relu DEST : the sample ReLU solution made wrong — positive values
+# doubled, under a module name of its own — for the tests of what kgym says
+# about a wrong kernel (samples, feedback rounds, kgym-check, the CLIs).
+doubled_relu() {
+  sed -e 's/0.0f : in\[i\]/0.0f : 2.0f * in[i]/' -e 's/kgym_sample_relu/kgym_sample_relu_doubled/' \
+    "$SRC/data/sample/solutions/level1/1_ReLU/model_new.py" >"$1"
+}
+
 # verdict_of RESULT_JSON : prints the verdict field.
 verdict_of() { sed -nE 's/^  "verdict": "([a-z_]+)".*/\1/p' "$1"; }
 
