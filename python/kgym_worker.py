@@ -53,6 +53,7 @@ from kgym_worker_problem import (
     solved_overrides,
 )
 from kgym_worker_shared import SealedWriter, SharedSets, fresh_copy, write_sets
+from kgym_worker_work import op_work
 from kgym_worker_runtime import (
     TIMING_METHODS,
     ClockGuard,
@@ -284,27 +285,6 @@ class ReferenceSide(Side):
 
     def op_bandwidth(self, header, payloads):
         return {"gbs": self.backend.copy_bandwidth_gbs(), "llc_bytes": last_level_cache_bytes()}, []
-
-    def op_work(self, header, payloads):
-        """The problem's work for the roofline (kgym_worker_work.py): one
-        forward on get_inputs() drawn under `seed`, counted, untimed."""
-        import torch
-
-        import kgym_worker_work
-
-        if self.problem is None:
-            raise WorkerError("protocol", "work before load")
-        torch.manual_seed(int(header["seed"]))
-        try:
-            inputs = self.backend.to_device(list(self.problem.get_inputs()))
-        except Exception as exc:
-            raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
-        try:
-            work = kgym_worker_work.count_work(self.model, inputs, self.forward)
-        except Exception as exc:
-            raise WorkerError("reference", f"counting the work failed: {exception_line(exc)}",
-                              traceback_tail(exc))
-        return {"work": work}, []
 
     def op_sets(self, header, payloads):
         """Input sets for timed calls: per group of seeds a sealed file

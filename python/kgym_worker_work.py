@@ -17,6 +17,8 @@ candidate. Standard library and torch; torch 1.13 and 2.x.
 
 import collections
 
+from kgym_worker_common import WorkerError, exception_line, traceback_tail
+
 # ---------------------------------------------------------------- formulas
 
 # Ops that move or make data and compute nothing.
@@ -283,3 +285,22 @@ def count_work(model, inputs, forward):
         "uncounted_ops": dict(uncounted),
         "float_dtypes": dtypes,
     }
+
+
+def op_work(side, header, payloads):
+    """The reference worker's `work` request (docs/worker-protocol.md): one
+    forward on get_inputs() drawn under `seed`, counted, untimed."""
+    import torch
+
+    if side.problem is None:
+        raise WorkerError("protocol", "work before load")
+    torch.manual_seed(int(header["seed"]))
+    try:
+        inputs = side.backend.to_device(list(side.problem.get_inputs()))
+    except Exception as exc:
+        raise WorkerError("reference", f"get_inputs failed: {exception_line(exc)}", traceback_tail(exc))
+    try:
+        work = count_work(side.model, inputs, side.forward)
+    except Exception as exc:
+        raise WorkerError("reference", f"counting the work failed: {exception_line(exc)}", traceback_tail(exc))
+    return {"work": work}, []
