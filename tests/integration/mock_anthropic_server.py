@@ -27,23 +27,11 @@ usage: mock_anthropic_server.py SOLUTION_FILE PORT_FILE LOG [FIRST_SOLUTION_FILE
 import json
 import os
 import re
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SOLUTION = open(sys.argv[1]).read()
-PORT_FILE, LOG = sys.argv[2], sys.argv[3]
-FIRST = open(sys.argv[4]).read() if len(sys.argv) > 4 else None
-FEEDBACK = "## Verification of your previous candidate"
+from mock_api import FEEDBACK, MockHandler, scripted_args, serve, text_of
+
+SOLUTION, PORT_FILE, LOG, FIRST = scripted_args()
 USAGE = {"input_tokens": 1000, "output_tokens": 50}
-
-
-def text_of(content):
-    """All text of a system prompt or message content (string or blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return ""
 
 
 def is_prompt(message):
@@ -78,19 +66,8 @@ def write_schema(tools):
     return None
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def send_json(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(MockHandler):
+    log = LOG
 
     def not_found(self):
         self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"{self.path} is not mocked"}})
@@ -104,13 +81,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def record(self, entry):
-        with open(LOG, "a") as log:
-            log.write(json.dumps(entry) + "\n")
-
     def do_POST(self):
-        length = int(self.headers.get("Content-Length", "0"))
-        request = json.loads(self.rfile.read(length) or b"{}")
+        request = self.read_json()
         path = self.path.split("?")[0]
         tools = [t.get("name") for t in request.get("tools") or []]
         messages = request.get("messages", [])
@@ -169,13 +141,5 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(PORT_FILE + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(PORT_FILE + ".tmp", PORT_FILE)
-    server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    serve(Handler, PORT_FILE)

@@ -25,15 +25,11 @@ the session was continued).
 usage: mock_openai_responses_server.py SOLUTION_FILE PORT_FILE LOG [FIRST_SOLUTION_FILE]
 """
 import json
-import os
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SOLUTION = open(sys.argv[1]).read()
-PORT_FILE, LOG = sys.argv[2], sys.argv[3]
-FIRST = open(sys.argv[4]).read() if len(sys.argv) > 4 else None
-FEEDBACK = "## Verification of your previous candidate"
+from mock_api import FEEDBACK, MockHandler, scripted_args, serve, text_of
+
+SOLUTION, PORT_FILE, LOG, FIRST = scripted_args()
 USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 200},
          "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1050}
 
@@ -50,14 +46,6 @@ def patch_replacing(path, old, new):
     return "\n".join(lines + ["*** End Patch"]) + "\n"
 
 
-def text_of(content):
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return ""
-
-
 def is_prompt(item):
     return isinstance(item, dict) and item.get("type", "message") == "message" and item.get("role") == "user"
 
@@ -69,23 +57,8 @@ def tool_named(tools, name):
     return None
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def record(self, entry):
-        with open(LOG, "a") as log:
-            log.write(json.dumps(entry) + "\n")
-
-    def send_json(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(MockHandler):
+    log = LOG
 
     def not_found(self):
         self.send_json(404, {"error": {"message": f"{self.path} is not mocked", "type": "invalid_request_error"}})
@@ -97,8 +70,7 @@ class Handler(BaseHTTPRequestHandler):
         self.not_found()
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length", "0"))
-        request = json.loads(self.rfile.read(length) or b"{}")
+        request = self.read_json()
         items = request.get("input") or []
         if isinstance(items, str):
             items = [{"type": "message", "role": "user", "content": items}]
@@ -168,13 +140,5 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(PORT_FILE + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(PORT_FILE + ".tmp", PORT_FILE)
-    server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    serve(Handler, PORT_FILE)

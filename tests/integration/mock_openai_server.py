@@ -13,12 +13,11 @@ free port and writes the port to PORT_FILE once it accepts connections.
 usage: mock_openai_server.py SOLUTION_FILE PORT_FILE LOG
 """
 import json
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SOLUTION = open(sys.argv[1]).read()
-PORT_FILE, LOG = sys.argv[2], sys.argv[3]
+from mock_api import MockHandler, scripted_args, serve
+
+SOLUTION, PORT_FILE, LOG, _ = scripted_args()
 
 
 def has_tool_result(messages):
@@ -37,19 +36,8 @@ def tool_name(tools, wanted):
     return None
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def send_json(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(MockHandler):
+    log = LOG
 
     def do_GET(self):
         if self.path.rstrip("/").endswith("/models"):
@@ -57,14 +45,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length", "0"))
-        request = json.loads(self.rfile.read(length) or b"{}")
+        request = self.read_json()
         messages = request.get("messages", [])
         write = tool_name(request.get("tools"), "write")
         call = write is not None and not has_tool_result(messages)
-        with open(LOG, "a") as log:
-            log.write(json.dumps({"path": self.path, "tools": [t.get("function", {}).get("name") for t in request.get("tools") or []],
-                                  "messages": len(messages), "answer": "tool_call" if call else "text"}) + "\n")
+        self.record({"path": self.path, "tools": [t.get("function", {}).get("name") for t in request.get("tools") or []],
+                     "messages": len(messages), "answer": "tool_call" if call else "text"})
         if not self.path.endswith("/chat/completions"):
             return self.send_json(404, {"error": {"message": "not found"}})
         usage = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}
@@ -102,14 +88,5 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(PORT_FILE + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    import os
-    os.replace(PORT_FILE + ".tmp", PORT_FILE)
-    server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    serve(Handler, PORT_FILE)
