@@ -46,7 +46,7 @@ int run_roofline(const RooflineArgs& args) {
   if (devices.empty()) devices = {"all"};
   nlohmann::json list = nlohmann::json::array();
   for (const std::string& device : devices) {
-    auto roofs = verify::cpu_device_roofs(device, worker::kgym_cache_root(), args.fresh, args.runs);
+    auto roofs = verify::cpu_device_roofs(device, worker::kgym_cache_root(), args.fresh, {.runs = args.runs});
     if (!roofs) {
       fmt::print(stderr, "kgym roofline: {}\n", roofs.error());
       return kExitUsage;

@@ -170,8 +170,7 @@ nlohmann::json roofs_json(const DeviceRoofs& d) {
 
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
-                                                         int runs, std::size_t working_set_bytes,
-                                                         double contended_share) {
+                                                         const RoofsOptions& options) {
   std::set<int> allowed = util::allowed_cpus();
   std::set<int> cores;
   if (device == "all") {
@@ -190,20 +189,20 @@ std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& devi
 
   DeviceRoofs out;
   out.device = device;
-  out.cache_file = cache_file(cache_dir, cores, runs, working_set_bytes);
+  out.cache_file = cache_file(cache_dir, cores, options.runs, options.working_set_bytes);
   if (!fresh) {
     // An entry measured beside other work is measured again, once it is
     // kRemeasureContendedAfterS old (so that busy runs do not each pay for
     // another measurement).
     auto cached = read_cache(out.cache_file, cores);
-    if (cached && (!cached->contended(contended_share) ||
+    if (cached && (!cached->contended(options.contended_share) ||
                    util::unix_now() - cached->measured_unix < kRemeasureContendedAfterS)) {
       cached->device = device;
       return *cached;
     }
   }
 
-  out.roofs = util::measure_roofs(cores, runs, working_set_bytes);
+  out.roofs = options.measure(cores, options.runs, options.working_set_bytes);
   out.measured_unix = util::unix_now();
   out.measured_at = util::iso8601_utc(out.measured_unix);
   nlohmann::json j = roofs_json(out);

@@ -7,6 +7,7 @@
 // prints them.
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,16 +42,25 @@ struct DeviceRoofs {
   }
 };
 
+// How cpu_device_roofs measures, where it must.
+struct RoofsOptions {
+  int runs = kRoofsRuns;
+  std::size_t working_set_bytes = 0;  // as for util::measure_roofs (tests only)
+  // A cached entry measured while other processes took more than this
+  // share of the cores is measured again once kRemeasureContendedAfterS old.
+  double contended_share = util::kContendedRoofsShare;
+  // The measurement (tests of the cache give a fake).
+  std::function<util::Roofs(const std::set<int>& cores, int runs, std::size_t working_set_bytes)> measure =
+      [](const std::set<int>& cores, int runs, std::size_t bytes) {
+        return util::measure_roofs(cores, runs, bytes);
+      };
+};
+
 // The roofs of a cpu device (a core list, or "all": the cores this process
 // may use): from `cache_dir` unless `fresh`, else measured (and cached).
-// `working_set_bytes` as for util::measure_roofs (tests only). A cached
-// entry measured while other processes took more than `contended_share` of
-// the cores is measured again once kRemeasureContendedAfterS old.
 std::expected<DeviceRoofs, std::string> cpu_device_roofs(const std::string& device,
                                                          const std::filesystem::path& cache_dir, bool fresh,
-                                                         int runs = kRoofsRuns,
-                                                         std::size_t working_set_bytes = 0,
-                                                         double contended_share = util::kContendedRoofsShare);
+                                                         const RoofsOptions& options = {});
 
 // The roofs of exactly these cores as `kgym run` or `kgym roofline` cached
 // them, or nullopt; never measures (a verification reads, a run measures).

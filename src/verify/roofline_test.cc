@@ -5,6 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "util/cpu_set.h"
@@ -14,21 +19,44 @@
 namespace kgym::verify {
 namespace {
 
-// A small working set: these tests are of the cache, not of the figures.
+// A small working set: the spinner's test is of the measurement's record
+// of other work, not of the figures.
 constexpr std::size_t kSmall = std::size_t{24} << 20;
+
+// Figures that say which measurement made them, without measuring: the
+// cache's tests are of the cache.
+struct FakeMeasure {
+  std::shared_ptr<int> made = std::make_shared<int>(0);
+  std::optional<double> foreign_share = 0.0;
+  RoofsOptions options() const {
+    return {
+        .runs = 1,
+        .measure = [made = made, share = foreign_share](const std::set<int>& cores, int runs, std::size_t) {
+          util::Roofs r;
+          r.cores = cores;
+          double n = ++*made;
+          r.bandwidth_gbs = {.median = n, .min = n, .max = n, .runs = std::vector<double>(runs, n)};
+          r.float32_gflops = {.median = 10 * n, .min = 10 * n, .max = 10 * n, .runs = {10 * n}};
+          r.float64_gflops = {.median = 5 * n, .min = 5 * n, .max = 5 * n, .runs = {5 * n}};
+          r.foreign_cpu_share = share;
+          return r;
+        }};
+  }
+};
 
 TEST(Roofline, MeasuredOnceThenFromTheCacheAndADamagedEntryIsMeasuredAgain) {
   util::TempDir dir("kgym-roofs");
   std::string core = std::to_string(*util::allowed_cpus().begin());
-  // Whatever else loads the core (other tests): this is the cache's test.
-  constexpr double kNever = 1.0;
-  auto first = cpu_device_roofs(core, dir.path(), false, 1, kSmall, kNever);
+  FakeMeasure fake;
+  auto first = cpu_device_roofs(core, dir.path(), false, fake.options());
   ASSERT_TRUE(first) << first.error();
   EXPECT_FALSE(first->from_cache);
+  EXPECT_EQ(*fake.made, 1);
   EXPECT_TRUE(std::filesystem::exists(first->cache_file));
-  auto again = cpu_device_roofs(core, dir.path(), false, 1, kSmall, kNever);
+  auto again = cpu_device_roofs(core, dir.path(), false, fake.options());
   ASSERT_TRUE(again) << again.error();
   EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(*fake.made, 1);
   EXPECT_EQ(again->roofs.bandwidth_gbs.median, first->roofs.bandwidth_gbs.median);
   EXPECT_EQ(again->roofs.float32_gflops.runs, first->roofs.float32_gflops.runs);
   nlohmann::json j = roofs_json(*again);
@@ -37,12 +65,14 @@ TEST(Roofline, MeasuredOnceThenFromTheCacheAndADamagedEntryIsMeasuredAgain) {
   EXPECT_TRUE(j["from_cache"].get<bool>());
 
   ASSERT_TRUE(util::write_file_atomic(first->cache_file, "{not json"));
-  auto remeasured = cpu_device_roofs(core, dir.path(), false, 1, kSmall, kNever);
+  auto remeasured = cpu_device_roofs(core, dir.path(), false, fake.options());
   ASSERT_TRUE(remeasured);
   EXPECT_FALSE(remeasured->from_cache);
-  auto fresh = cpu_device_roofs(core, dir.path(), true, 1, kSmall, kNever);
+  EXPECT_EQ(remeasured->roofs.bandwidth_gbs.median, 2);
+  auto fresh = cpu_device_roofs(core, dir.path(), true, fake.options());
   ASSERT_TRUE(fresh);
   EXPECT_FALSE(fresh->from_cache);
+  EXPECT_EQ(*fake.made, 3);
 }
 
 // Another process spinning on the measured core: the figures are low, the
@@ -57,10 +87,10 @@ TEST(Roofline, RoofsMeasuredBesideOtherWorkAreMeasuredAgain) {
     CPU_ZERO(&set);
     CPU_SET(core, &set);
     sched_setaffinity(0, sizeof(set), &set);
-    for (volatile unsigned long i = 0;; i = i + 1) {
-    }
+    for (;;) asm volatile("" ::: "memory");  // spins until killed
   }
-  auto roofs = cpu_device_roofs(std::to_string(core), dir.path(), false, 1, kSmall);
+  auto roofs =
+      cpu_device_roofs(std::to_string(core), dir.path(), false, {.runs = 1, .working_set_bytes = kSmall});
   kill(spinner, SIGKILL);
   waitpid(spinner, nullptr, 0);
   ASSERT_TRUE(roofs) << roofs.error();
@@ -69,7 +99,11 @@ TEST(Roofline, RoofsMeasuredBesideOtherWorkAreMeasuredAgain) {
   EXPECT_TRUE(roofs->contended());
   EXPECT_FALSE(roofs_json(*roofs)["foreign_cpu_share"].is_null());
   EXPECT_TRUE(std::filesystem::exists(roofs->cache_file));  // a verification reads them as they are
-  auto soon = cpu_device_roofs(std::to_string(core), dir.path(), false, 1, kSmall);
+  // The next ones from a fake with the real one's cache file.
+  FakeMeasure fake;
+  RoofsOptions faked = fake.options();
+  faked.working_set_bytes = kSmall;
+  auto soon = cpu_device_roofs(std::to_string(core), dir.path(), false, faked);
   ASSERT_TRUE(soon);
   EXPECT_TRUE(soon->from_cache);  // not measured again at once
   // Once old enough, the next run measures them again.
@@ -78,9 +112,10 @@ TEST(Roofline, RoofsMeasuredBesideOtherWorkAreMeasuredAgain) {
   nlohmann::json j = nlohmann::json::parse(*text);
   j["measured_unix"] = j["measured_unix"].get<double>() - kRemeasureContendedAfterS - 1;
   ASSERT_TRUE(util::write_file_atomic(roofs->cache_file, j.dump()));
-  auto again = cpu_device_roofs(std::to_string(core), dir.path(), false, 1, kSmall);
+  auto again = cpu_device_roofs(std::to_string(core), dir.path(), false, faked);
   ASSERT_TRUE(again);
   EXPECT_FALSE(again->from_cache);
+  EXPECT_EQ(*fake.made, 1);
 }
 
 TEST(Roofline, ACaseGetsTheSmallestCacheLevelThatHoldsItsBytesAndTheHigherPeak) {
@@ -107,8 +142,8 @@ TEST(Roofline, ACaseGetsTheSmallestCacheLevelThatHoldsItsBytesAndTheHigherPeak) 
 
 TEST(Roofline, ADeviceMustBeCoresThisProcessMayUse) {
   util::TempDir dir("kgym-roofs");
-  EXPECT_FALSE(cpu_device_roofs("gpu0", dir.path(), false, 1));
-  auto outside = cpu_device_roofs("100000", dir.path(), false, 1);
+  EXPECT_FALSE(cpu_device_roofs("gpu0", dir.path(), false, {.runs = 1}));
+  auto outside = cpu_device_roofs("100000", dir.path(), false, {.runs = 1});
   ASSERT_FALSE(outside);
   EXPECT_NE(outside.error().find("100000"), std::string::npos) << outside.error();
 }
