@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels: e2e sanitize
+# labels: e2e sanitize slow
 # Reproduction bundles (docs/repro.md): `kgym run` with output.bundles writes
 # one per verified case, `kgym repro` writes one for a case, and `kgym verify
 # --bundle` re-runs it elsewhere and compares with the recorded result. An
