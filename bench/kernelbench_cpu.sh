@@ -188,6 +188,37 @@ for level in levels:
                 ops[op] = ops.get(op, 0) + 1
         roof_details.append(f"\n{level}: ops without a FLOP formula (cases): " +
                             ", ".join(f"`{op}` ({n})" for op, n in sorted(ops.items(), key=lambda kv: -kv[1])))
+# Where each level's timing phase goes, and what that does to the width:
+# drawing fresh input sets (about 1 GB/s on one core) against the calls.
+cost_lines = ["", "## Where the timing goes", "",
+              "Per level, medians over the timed cases: rounds of the four batches, timed samples per side,",
+              "the timing phase's length, the share of it spent drawing fresh input sets from `get_inputs()`,",
+              "one set's size, the reference's call, and the interval's median width by the figure's clock",
+              "(`parent`: the parent's clock around each batch; `worker_bounded`: the workers' clocks bounded",
+              "by it, where the harness is most of a batch) and by rounds.", "",
+              "| level | rounds | samples per side | timing phase s | drawing sets | MB per set | reference call ms | width, parent clock (cases) | width, worker_bounded (cases) | width, < 16 rounds (cases) | width, >= 16 rounds (cases) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+def med(values, fmt="{:.3f}"):
+    return fmt.format(statistics.median(values)) if values else "-"
+def width_of(i):
+    ci = results[i]["performance"]["speedup"]["ci95"]
+    return ci[1] - ci[0]
+for level in levels:
+    timed = [i for i in results if i.startswith(level + "/") and results[i]["verdict"] == "pass"
+             and (results[i].get("performance") or {}).get("speedup", {}).get("ci95")]
+    perf = {i: results[i]["performance"] for i in timed}
+    rounds = {i: len(p.get("rounds_ms") or []) for i, p in perf.items()}
+    def split(pred):
+        w = [width_of(i) for i in timed if pred(i)]
+        return f"{med(w)} ({len(w)})"
+    make = [p["inputs"]["make_s"] / p["measure_s"] for p in perf.values() if p.get("inputs") and p.get("measure_s")]
+    mb = [p["inputs"]["megabytes"] / p["inputs"]["sets"] for p in perf.values() if p.get("inputs") and p["inputs"].get("sets")]
+    cost_lines.append(
+        f"| {level} | {med(list(rounds.values()), '{:.0f}')} | {med([p['reference']['samples'] for p in perf.values()], '{:.0f}')} | "
+        f"{med([p['measure_s'] for p in perf.values() if p.get('measure_s')], '{:.2f}')} | {med(make, '{:.0%}')} | {med(mb, '{:.1f}')} | "
+        f"{med([p['reference']['median_ms'] for p in perf.values()])} | {split(lambda i: perf[i].get('clock') == 'parent')} | "
+        f"{split(lambda i: perf[i].get('clock') == 'worker_bounded')} | {split(lambda i: rounds[i] < 16)} | {split(lambda i: rounds[i] >= 16)} |")
+lines += cost_lines
 lines += roof_lines + roof_details
 with open(out, "w") as f:
     f.write("\n".join(lines + details) + "\n")
