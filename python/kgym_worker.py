@@ -160,14 +160,14 @@ class Side:
         call: nonzero runs that call under the op trace, untimed."""
         if self.model is None:
             raise WorkerError("protocol", "time before the model was built")
-        # CPU time of every thread of this process over the whole batch, so the
-        # parent can tell its own workers' load from other processes'.
+        # CPU time of all its threads over the batch (its load, not others').
         cpu_start = time.process_time_ns()
         warmup, calls = int(header.get("warmup", 0)), int(header["calls"])
         sets = self.batch_sets(header, warmup + calls)
         mask = bytes(payloads[0]) if payloads else b""
         traced = [i for i in range(min(len(mask), warmup + calls)) if mask[i]]
         backend = self.backend
+        backend.prime_heap(int(header.get("heap_bytes", 0)))  # before any call: none page-faults its buffers
 
         def fresh_inputs(position):
             # A copy of the mapped set, made before the call's timer: the

@@ -87,6 +87,41 @@ def steady_allocator():
     return bool(trimmed and mapped)
 
 
+HEAP_PRIME_CHUNK = 16 << 20  # below the mmap threshold: from the heap
+
+
+def prime_heap(nbytes):
+    """Grows the (never trimmed) heap by about `nbytes` of resident pages:
+    blocks below the mmap threshold, each written once, then freed. A new
+    worker's heap otherwise grows during its first timed calls, which then
+    page-fault their buffers in: 6,144 faults and 20.6 ms instead of 13.2
+    for the first calls of a 25 MB Softplus (getrusage), while the workers
+    that had run longer did not. With libc's own malloc and memset, so that
+    the outside sampler counts none of it as torch's library time. Returns
+    the bytes primed."""
+    try:
+        libc = ctypes.CDLL(None)
+        malloc, free, memset = libc.malloc, libc.free, libc.memset
+    except (OSError, AttributeError):
+        return 0
+    malloc.restype = ctypes.c_void_p
+    malloc.argtypes = [ctypes.c_size_t]
+    free.argtypes = [ctypes.c_void_p]
+    memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    blocks, primed = [], 0
+    while primed < nbytes:
+        size = min(HEAP_PRIME_CHUNK, nbytes - primed)
+        block = malloc(size)
+        if not block:
+            break
+        memset(block, 0, size)
+        blocks.append(block)
+        primed += size
+    for block in reversed(blocks):
+        free(block)
+    return primed
+
+
 class CpuBackend:
     """Timing on the host: perf_counter_ns around each call.
 
@@ -102,6 +137,7 @@ class CpuBackend:
 
         self.torch = torch
         self.steady_allocator = steady_allocator()
+        self.heap_primed = 0
         self.flush_buffer = None
         self.flush_value = 0
         self.kept_buffers = {}
@@ -110,6 +146,14 @@ class CpuBackend:
             os.sched_setaffinity(0, self.cores)
         if threads > 0:
             torch.set_num_threads(threads)
+
+    def prime_heap(self, nbytes):
+        """The heap grown once to the most a `time` request asked for
+        (prime_heap above); only with the steady allocator, whose heap is
+        never trimmed."""
+        if self.steady_allocator and nbytes > self.heap_primed:
+            prime_heap(nbytes)
+            self.heap_primed = nbytes
 
     def to_device(self, obj):
         return obj

@@ -59,6 +59,11 @@ std::optional<Batch> TimingSession::batch(Role side, const BatchSets& sets, cons
   request.header["calls"] = calls;
   request.header["warmup"] = warmup;
   request.header["cache_flush"] = timing_.cache_flush;
+  if (inputs_.backend && inputs_.backend->devices_are_cores) {
+    request.header["heap_bytes"] =
+        std::min(kMaxHeapPrimeBytes,
+                 kHeapPrimeCalls * (inputs_.set_bytes + inputs_.output_bytes) + std::uint64_t{16 << 20});
+  }
   if (inputs_.around_batch) inputs_.around_batch(side, what, true);
   auto sent = now_ns();
   auto reply = exchange_(side, request, what);

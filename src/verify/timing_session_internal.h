@@ -41,6 +41,12 @@ constexpr double kDefaultBandwidthGbs = 10;
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
 // A batch's input sets and outputs stay below this in each worker.
 constexpr std::uint64_t kBatchBytes = 64ULL << 20;
+// A worker on the host grows its heap before its first timed call by this
+// many times what one call allocates at least (a fresh copy of its inputs
+// and its outputs), so that no timed call page-faults its buffers in; at
+// most kMaxHeapPrimeBytes (docs/worker-protocol.md, `time`).
+constexpr std::uint64_t kHeapPrimeCalls = 4;
+constexpr std::uint64_t kMaxHeapPrimeBytes = 512ULL << 20;
 // Timed calls per batch whose outputs are fetched and compared, chosen
 // after the batch ran.
 constexpr int kCheckedCalls = 2;
