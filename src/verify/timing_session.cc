@@ -334,8 +334,9 @@ TimingOutcome TimingSession::run() {
   double slowest = std::max({per_call_ns[0], per_call_ns[1], per_call_ns[2], per_call_ns[3], 1.0});
   const std::uint64_t per_call_bytes = std::max<std::uint64_t>(1, inputs_.set_bytes + inputs_.output_bytes);
   const int memory_cap = static_cast<int>(std::max<std::uint64_t>(2, kBatchBytes / per_call_bytes));
-  const int per_batch = std::clamp(static_cast<int>(batch_ns / slowest), 1,
-                                   std::max(1, std::min(max_reps / kRoundsWanted, memory_cap)));
+  const int most = std::max(1, std::min(max_reps / kRoundsWanted, memory_cap));
+  const int per_batch = std::clamp(static_cast<int>(batch_ns / slowest),
+                                   parent_clock_ ? 1 : std::min(kCostlyBatchCalls, most), most);
   // The workers share the cores, so each batch begins with another's data
   // in the caches: measured on the 1 MB ScaleShift sample at 4x its
   // batch size, the first call after the switch took 2.2x the steady time,

@@ -40,7 +40,12 @@ constexpr double kLongCallCaches = 20;
 constexpr double kDefaultBandwidthGbs = 10;
 constexpr std::uint64_t kDefaultLlcBytes = 32ULL << 20;
 // A batch's input sets and outputs stay below this in each worker.
-constexpr std::uint64_t kBatchBytes = 64ULL << 20;
+constexpr std::uint64_t kBatchBytes = 256ULL << 20;
+// Where the harness is most of a batch (the figure is then the workers'
+// clocks), a batch has at least this many timed calls (within kBatchBytes):
+// a batch of one spends two of its three fresh sets on the untimed rewarm
+// and traced calls, and the median of several calls resists a slow one.
+constexpr int kCostlyBatchCalls = 4;
 // A worker on the host grows its heap before its first timed call by this
 // many times what one call allocates at least (a fresh copy of its inputs
 // and its outputs), so that no timed call page-faults its buffers in; at
