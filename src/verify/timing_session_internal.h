@@ -73,7 +73,7 @@ constexpr double kTracedBatchShare = 1.0;
 // memory-bound problems at `size: auto`: about 23 ms to draw a 25 MB set
 // at torch's 1.0-1.1 GB/s on one core, for a 1.7 ms call; the timing
 // phase then grows by at most this factor of the budget).
-constexpr double kMakingShare = 2.0;
+constexpr double kMakingBudgets = 2.0;
 
 // The parent's clock is the figure when the harness takes at most this
 // share of the reference's batches.
