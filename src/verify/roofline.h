@@ -20,7 +20,7 @@
 namespace kgym::verify {
 
 // Bumped when the measurement changes: an older cache entry is measured again.
-inline constexpr int kRoofsMethodVersion = 3;
+inline constexpr int kRoofsMethodVersion = 4;
 // A cached entry measured beside other work is measured again by a run that
 // asks this long after it (seconds).
 inline constexpr double kRemeasureContendedAfterS = 600;
