@@ -25,6 +25,9 @@ constexpr double kMovedShare = 0.25;
 constexpr double kOverheadShare = 0.05;
 constexpr double kSpreadFactor = 6;
 constexpr double kOverheadNs = 20'000;
+// What a candidate's batches leave unclaimed is charged to its timed calls
+// beyond this share of what the reference's leave (unclaimed_charge_ns).
+constexpr double kUnclaimedShare = 0.02;
 // At a share f of the cores taken by other processes, a worker's time
 // between calls stretches by f / (1 - f) on average, and the two sides'
 // batches draw different amounts of it (A/A runs of KernelBench level2/23
@@ -36,6 +39,19 @@ constexpr double kMaxForeignShare = 0.8;
 double ms(double ns) { return ns / 1e6; }
 
 }  // namespace
+
+double unclaimed_charge_ns(const UnclaimedRounds& rounds, double foreign_share) {
+  auto excess = median(rounds.excess_ns);
+  if (!excess) return 0;
+  std::vector<double> spread;
+  for (double d : rounds.aa_ns) spread.push_back(std::abs(d));
+  const double own = std::max(0.0, median(rounds.reference_ns).value_or(0));
+  const double n = std::max<double>(1, static_cast<double>(rounds.aa_ns.size()));
+  const double busy = std::clamp(foreign_share, 0.0, kMaxForeignShare);
+  const double allowance = kSpreadFactor * median(spread).value_or(0) / std::sqrt(n) + kUnclaimedShare * own +
+                           kContentionFactor * busy / (1 - busy) * own + kOverheadNs;
+  return std::max(0.0, *excess - allowance);
+}
 
 std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const ClockTotals& candidate,
                                           const OverheadRounds& overhead, double candidate_call_ns,

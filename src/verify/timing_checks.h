@@ -54,6 +54,31 @@ std::optional<CheatFinding> clock_finding(const ClockTotals& reference, const Cl
                                           const OverheadRounds& overhead, double candidate_call_ns,
                                           double foreign_share = 0);
 
+// Per round, what a worker's batch left unclaimed: the parent's clock
+// around it less the timed calls its worker reported, beyond what the
+// reference's batch of the same round left unclaimed (the reference's
+// untimed calls scaled by the two sides' timed medians), per timed call.
+// `excess_ns`: the candidate's two workers (less what was already charged
+// to them batch by batch); `aa_ns`: the reference's twin against the
+// reference, what two honest processes differ by; `reference_ns`: the
+// reference's own unclaimed time per timed call.
+struct UnclaimedRounds {
+  std::vector<double> excess_ns;
+  std::vector<double> aa_ns;
+  std::vector<double> reference_ns;
+};
+
+// The time per timed call charged to each of the candidate's timed calls
+// where the figures are the workers' own clocks: the median of what its
+// batches left unclaimed beyond the reference's, less an allowance for
+// noise (what the two reference workers differ by over the square root of
+// the rounds, a share of the reference's own unclaimed time, and as much
+// again per share of the cores other processes took); 0 within it. A
+// worker that under-reports its timed calls, wherever it puts the time it
+// hid (in its untimed calls, between its calls, before its reply), is
+// charged it back beyond the allowance.
+double unclaimed_charge_ns(const UnclaimedRounds& rounds, double foreign_share = 0);
+
 // `runtime.impossible_time`: the candidate's median call is shorter than
 // writing its outputs once at the measured memory bandwidth allows. Outputs
 // that fit in the last-level cache can be written faster than memory, so

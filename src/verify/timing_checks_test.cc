@@ -139,6 +139,26 @@ TEST(TimingChecks, ImpossibleTimeOnlyBeyondTheCache) {
   EXPECT_EQ(found->rule, "runtime.impossible_time");
 }
 
+TEST(TimingChecks, UnclaimedTimeIsChargedOnlyBeyondTheNoiseOfTwoHonestWorkers) {
+  // Nothing measured: nothing charged.
+  EXPECT_EQ(unclaimed_charge_ns(UnclaimedRounds{}), 0);
+  // Four rounds; the reference leaves 10 ms per timed call unclaimed, its
+  // twin differs from it by 0.1 ms: the allowance is 6 * 0.1 / 2 + 2 % of
+  // 10 + 0.02 = 0.52 ms per call.
+  UnclaimedRounds rounds{.excess_ns = {0.3e6, -0.2e6, 0.4e6, 0.1e6},
+                         .aa_ns = {0.1e6, -0.1e6, 0.1e6, -0.1e6},
+                         .reference_ns = {10e6, 10e6, 10e6, 10e6}};
+  EXPECT_EQ(unclaimed_charge_ns(rounds), 0);    // an honest candidate: within the noise
+  rounds.excess_ns = {3e6, 3.2e6, 2.8e6, 3e6};  // 3 ms of each call hidden
+  EXPECT_NEAR(unclaimed_charge_ns(rounds), 3e6 - 0.52e6, 1);
+  // Half the cores taken by others: twice f / (1 - f) of the reference's
+  // own unclaimed time is allowed too, 20 ms: nothing charged.
+  EXPECT_EQ(unclaimed_charge_ns(rounds, 0.5), 0);
+  // One round that hid much, the others nothing: the median is not moved.
+  rounds.excess_ns = {0, 50e6, 0, 0.1e6};
+  EXPECT_EQ(unclaimed_charge_ns(rounds), 0);
+}
+
 TEST(TimingChecks, ForeignShare) {
   EXPECT_FALSE(foreign_cpu_share(util::CoreUsage{}, 0));
   EXPECT_DOUBLE_EQ(*foreign_cpu_share({.busy_s = 1.0, .total_s = 4.0, .cores = 2}, 0.5), 0.125);

@@ -233,71 +233,6 @@ bool TimingSession::check_outputs(int round, int calls, const std::array<const B
   return true;
 }
 
-// What a candidate batch's untimed and traced calls took beyond the
-// reference's in the same batch, scaled by the two sides' timed medians,
-// with half of that as slack (a cold call's time varies from batch to
-// batch); 0 when within it.
-double untimed_excess_ns(const Batch& reference, const Batch& candidate) {
-  auto ref_timed = median(reference.ns), cand_timed = median(candidate.ns);
-  if (!ref_timed || !cand_timed || *ref_timed <= 0) return 0;
-  double expected = reference.untimed_ns * (*cand_timed / *ref_timed);
-  return std::max(0.0, candidate.untimed_ns - kUntimedSlack * expected);
-}
-
-// Each side's figure for the round: its batch on the parent's clock, less
-// the harness's share — what the reference worker of the same sets spent
-// around its calls in this round (the request, mapping the sets, copying
-// the outputs out, sealing them) — per call. The reference is trusted to
-// say how long its own calls took, so its figure is its own calls; nothing
-// the candidate's process says enters the candidate's.
-void TimingSession::account(int round, std::array<std::optional<Batch>, kSides>& taken) {
-  (void)round;
-  auto outside = [&](Role side) {
-    const Batch& b = *taken[index_of(side)];
-    double inner = 0;
-    for (double ns : b.ns) inner += ns;
-    return (b.worker_ns - inner - b.untimed_ns) / std::max(1, b.positions);
-  };
-  overhead_.excess_ns.push_back(outside(Role::kCandidate) - outside(Role::kReference));
-  overhead_.excess_ns.push_back(outside(Role::kCandidateTwin) - outside(Role::kTwin));
-  overhead_.aa_ns.push_back(outside(Role::kTwin) - outside(Role::kReference));
-  overhead_.reference_ns.push_back(outside(Role::kReference));
-  std::array<double, 2> harness{};
-  for (Role trusted : {Role::kReference, Role::kTwin}) {
-    const Batch& b = *taken[index_of(trusted)];
-    harness[first_sequence(trusted) ? 0 : 1] = std::max(0.0, b.outer_ns - b.calls_ns());
-  }
-  for (Role side : kAllSides) {
-    Batch& b = *taken[index_of(side)];
-    if (!parent_clock_) {
-      // Where the harness outweighs the calls, the worker's own clock (the
-      // parent's clock bounds it over the whole timing: clock_finding): its
-      // timed calls, each charged an equal part of what its untimed and
-      // traced calls took beyond what the reference's took in the same
-      // batch of the same sequence, scaled to the two sides' timed speed
-      // (untimed_excess_ns). Work moved into an untimed call is charged to
-      // the timed ones; an honest kernel's untimed calls cost what the
-      // reference's do, and its figure is its timed calls.
-      const Batch& reference = *taken[index_of(first_sequence(side) ? Role::kReference : Role::kTwin)];
-      double extra = is_candidate(side) ? untimed_excess_ns(reference, b) : 0;
-      std::vector<double> charged;
-      for (double ns : b.ns) charged.push_back(ns + extra / static_cast<double>(b.ns.size()));
-      b.figure_ns = median(charged).value_or(0);
-      rounds_[index_of(side)].push_back(charged);
-      auto& samples = is_candidate(side) ? candidate_ : reference_;
-      samples.insert(samples.end(), charged.begin(), charged.end());
-      if (extra > 0) charged_untimed_ns_ += extra;
-      continue;
-    }
-    double own = b.outer_ns - harness[first_sequence(side) ? 0 : 1];
-    // A batch cannot take less than a nanosecond a call, whatever the
-    // harness's median says.
-    b.figure_ns = std::max(own, static_cast<double>(b.positions)) / std::max(1, b.positions);
-    rounds_[index_of(side)].push_back({b.figure_ns});
-    (is_candidate(side) ? candidate_ : reference_).push_back(b.figure_ns);
-  }
-}
-
 TimingOutcome TimingSession::run() {
   worker::Message bandwidth;
   bandwidth.header = {{"op", "bandwidth"}};
@@ -488,6 +423,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
     perf.foreign_cpu_share = foreign_cpu_share(usage, own_s);
     if (trusted && perf.foreign_cpu_share) trusted_foreign_share_ = *perf.foreign_cpu_share;
   }
+  charge_unclaimed();
   perf.reference = timing_side_from_ns(reference_);
   perf.candidate = timing_side_from_ns(candidate_);
   const auto& rounds = rounds_;

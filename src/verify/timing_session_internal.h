@@ -139,6 +139,7 @@ struct Batch {
 };
 
 double untimed_excess_ns(const Batch& reference, const Batch& candidate);
+double unclaimed_beyond_ns(const Batch& reference, const Batch& b);
 
 inline double number(const nlohmann::json& header, const char* key) {
   auto it = header.find(key);
@@ -193,6 +194,7 @@ class TimingSession {
   // and when there is one, a second probe after the rounds to confirm it.
   bool finish_probe(int warmup, int calls, const Performance& perf);
   void account(int round, std::array<std::optional<Batch>, kSides>& taken);
+  void charge_unclaimed();
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
     return geometric_mean_blocks(rounds_[index_of(Role::kReference)], rounds_[index_of(Role::kTwin)]);
@@ -227,6 +229,8 @@ class TimingSession {
   std::array<double, 2> harness_share_{};
   bool parent_clock_ = true;
   double charged_untimed_ns_ = 0;  // untimed time charged to timed calls (account())
+  UnclaimedRounds unclaimed_;      // what batches left unclaimed (account())
+  double charged_unclaimed_ns_ = 0;  // charged to each candidate timed call (charge_unclaimed())
   std::uint64_t sets_made_ = 0;  // seeds drawn from set_seeds, and so sets drawn from get_inputs()
   double set_bytes_ = 0;         // their bytes in shared memory
   double make_ns_ = 0;           // the parent's clock around the reference's `sets` requests

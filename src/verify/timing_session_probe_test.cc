@@ -1,6 +1,7 @@
 // The timing phase against scripted workers (timing_session_fakes.h):
 // work a candidate moves into untimed calls, the memoization probes, and
 // the noise floors and medians each round keeps.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <set>
@@ -50,6 +51,75 @@ TEST(TimingSession, WorkMovedIntoUntimedCallsIsChargedToTheTimedOnes) {
                              scripted_cores(core));
   ASSERT_TRUE(honest.performance);
   EXPECT_NEAR(honest.performance->speedup.median, 1.0, 1e-9);
+}
+
+// Where the hidden time goes when a candidate's worker reports only
+// (1 - hidden) of each timed call: into its untimed calls' report, between
+// its calls (its account of the whole request unchanged), or out of its
+// account altogether (the gap before its reply that the parent sees).
+// Or (kUneven) it hides nothing, but reports the batch's time unevenly:
+// all but its last call at a tenth, the last with the rest.
+enum class Hidden { kUntimed, kBetweenCalls, kBeforeReply, kUneven };
+
+// The heavy harness, with a candidate whose worker under-reports each timed
+// call by `hidden` of it and puts what it hid where `where` says; the
+// parent's clock sees the real time.
+Exchange lying_clock(std::shared_ptr<FakeCore> core, double hidden, Hidden where) {
+  auto inner = heavy_harness(core, 0);
+  return [=](Role side, const worker::Message& request,
+             std::string_view what) -> std::optional<worker::Message> {
+    auto reply = inner(side, request, what);
+    if (!reply || request.header.value("op", "") != "time" || !is_candidate(side)) return reply;
+    int calls = request.header.value("calls", 0), warmup = request.header.value("warmup", 0);
+    double lost = 0;
+    if (where == Hidden::kUneven) {
+      auto& ns = reply->header["ns"];
+      double sum = 0;
+      for (const auto& v : ns) sum += v.get<double>();
+      for (std::size_t i = 0; i + 1 < ns.size(); ++i) ns[i] = ns[i].get<double>() / 10;
+      double rest = sum;
+      for (std::size_t i = 0; i + 1 < ns.size(); ++i) rest -= ns[i].get<double>();
+      ns[ns.size() - 1] = rest;
+      return reply;
+    }
+    for (auto& ns : reply->header["ns"]) {
+      lost += ns.get<double>() * hidden;
+      ns = ns.get<double>() * (1 - hidden);
+    }
+    double taken = 2 * (calls + warmup) * kCallNs, elapsed = 3 * (calls + warmup) * kCallNs;
+    if (where == Hidden::kUntimed)
+      reply->header["untimed_ns"] = reply->header["untimed_ns"].get<double>() + lost;
+    if (where != Hidden::kUntimed) taken += lost;
+    if (where == Hidden::kBeforeReply) elapsed -= lost;
+    reply->header["taken_ns"] = taken;
+    reply->header["elapsed_ns"] = elapsed;
+    return reply;
+  };
+}
+
+TEST(TimingSession, TimeAWorkerHidesFromItsTimedCallsIsChargedBackWhereverItGoes) {
+  for (Hidden where : {Hidden::kUntimed, Hidden::kBetweenCalls, Hidden::kBeforeReply, Hidden::kUneven}) {
+    auto core = std::make_shared<FakeCore>();
+    std::vector<std::string> notes;
+    // Its timed calls alone would read 1.43x: each hides 30 % of itself.
+    auto lied = run_scripted(
+        short_timing(), TimingInputs{}, lying_clock(core, 0.3, where),
+        [&notes](const std::string& line) { notes.push_back(line); }, scripted_cores(core));
+    SCOPED_TRACE(static_cast<int>(where));
+    if (lied.cheat) {
+      EXPECT_EQ(lied.cheat->rule, "runtime.clock");
+      continue;
+    }
+    ASSERT_TRUE(lied.performance) << lied.mismatch;
+    EXPECT_EQ(lied.performance->clock, "worker_bounded");
+    EXPECT_LT(lied.performance->speedup.median, 1.05);
+    EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& line) {
+      return line.find("charged to each of its timed calls") != std::string::npos;
+    }));
+    // A lie may cost it more than it hid (its untimed calls are expected to
+    // shrink with the speed its timed calls claim), never gain.
+    EXPECT_GT(lied.performance->speedup.median, 0.85);
+  }
 }
 
 // The scripted workers, but the candidate's calls take `seen_ns` on a set

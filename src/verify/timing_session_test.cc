@@ -136,7 +136,9 @@ TEST(TimingSession, EveryCallGetsAFreshInputSetAndTheTwinsAnotherSequence) {
         for (const auto& seed : group) {
           ++*drawn;
           bool fresh = made->insert(std::to_string(seed.get<std::uint64_t>())).second;
-          if (!probe) EXPECT_TRUE(fresh);
+          if (!probe) {
+            EXPECT_TRUE(fresh);
+          }
           *redrawn += !fresh;
         }
       }
