@@ -109,22 +109,37 @@ double unclaimed_beyond_ns(const Batch& reference, const Batch& b) {
 // Where the figures are the workers' own clocks: what the candidate's
 // batches left unclaimed beyond the reference's, over all the rounds,
 // charged to each of its timed calls past the allowance
-// (unclaimed_charge_ns), in the rounds and the samples alike.
+// (unclaimed_charge_ns), in the rounds and the samples alike. What is
+// within the allowance stays uncharged; widen_by_unclaimed moves the
+// interval's lower end as if it were charged too.
 void TimingSession::charge_unclaimed() {
   if (parent_clock_) return;
+  const double excess = median(unclaimed_.excess_ns).value_or(0);
   const double charge = unclaimed_charge_ns(unclaimed_, trusted_foreign_share_);
+  uncharged_unclaimed_ns_ = std::max(0.0, excess - charge);
   note_(
       fmt::format("timing: the candidate's batches left {:.3f} ms per timed call unclaimed beyond the "
                   "reference's (median of "
-                  "{} rounds; the twins differ by {:.3f} ms); {:.3f} ms charged to each of its timed calls",
-                  median(unclaimed_.excess_ns).value_or(0) / 1e6, unclaimed_.aa_ns.size(),
-                  median(unclaimed_.aa_ns).value_or(0) / 1e6, charge / 1e6));
+                  "{} rounds; the twins differ by {:.3f} ms); {:.3f} ms charged to each of its timed calls, "
+                  "{:.3f} ms within "
+                  "the allowance",
+                  excess / 1e6, unclaimed_.aa_ns.size(), median(unclaimed_.aa_ns).value_or(0) / 1e6,
+                  charge / 1e6, uncharged_unclaimed_ns_ / 1e6));
   if (charge <= 0) return;
   for (Role side : {Role::kCandidate, Role::kCandidateTwin})
     for (auto& round : rounds_[index_of(side)])
       for (double& ns : round) ns += charge;
   for (double& ns : candidate_) ns += charge;
   charged_unclaimed_ns_ = charge;
+}
+
+// The speedup's lower end as if the unclaimed time within the allowance
+// had been charged as well: a worker that hid less than the allowance
+// moves the point, not the lower end.
+void TimingSession::widen_by_unclaimed(SpeedupEstimate& speedup) const {
+  auto call = median(candidate_);
+  if (uncharged_unclaimed_ns_ <= 0 || !call || *call <= 0 || !speedup.ci95) return;
+  speedup.ci95->lo *= *call / (*call + uncharged_unclaimed_ns_);
 }
 
 }  // namespace kgym::verify::timing_internal

@@ -195,6 +195,7 @@ class TimingSession {
   bool finish_probe(int warmup, int calls, const Performance& perf);
   void account(int round, std::array<std::optional<Batch>, kSides>& taken);
   void charge_unclaimed();
+  void widen_by_unclaimed(SpeedupEstimate& speedup) const;
   Performance summarize(const std::string& stop_reason);
   Blocks both_references() const {
     return geometric_mean_blocks(rounds_[index_of(Role::kReference)], rounds_[index_of(Role::kTwin)]);
@@ -231,6 +232,7 @@ class TimingSession {
   double charged_untimed_ns_ = 0;  // untimed time charged to timed calls (account())
   UnclaimedRounds unclaimed_;      // what batches left unclaimed (account())
   double charged_unclaimed_ns_ = 0;  // charged to each candidate timed call (charge_unclaimed())
+  double uncharged_unclaimed_ns_ = 0;  // left unclaimed within the allowance, per timed call
   std::uint64_t sets_made_ = 0;  // seeds drawn from set_seeds, and so sets drawn from get_inputs()
   double set_bytes_ = 0;         // their bytes in shared memory
   double make_ns_ = 0;           // the parent's clock around the reference's `sets` requests

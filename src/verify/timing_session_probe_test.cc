@@ -122,6 +122,19 @@ TEST(TimingSession, TimeAWorkerHidesFromItsTimedCallsIsChargedBackWhereverItGoes
   }
 }
 
+TEST(TimingSession, TimeHiddenWithinTheAllowanceMovesThePointButNotTheLowerEnd) {
+  auto core = std::make_shared<FakeCore>();
+  // 1 % of each 1 ms call hidden before the reply: within the allowance (2 %
+  // of the reference's unclaimed time per call, 20 us).
+  auto lied = run_scripted(
+      short_timing(), TimingInputs{}, lying_clock(core, 0.01, Hidden::kBeforeReply),
+      [](const std::string&) {}, scripted_cores(core));
+  ASSERT_TRUE(lied.performance) << (lied.cheat ? lied.cheat->evidence : lied.mismatch);
+  EXPECT_NEAR(lied.performance->speedup.median, 1 / 0.99, 1e-3);
+  ASSERT_TRUE(lied.performance->speedup.ci95);
+  EXPECT_LE(lied.performance->speedup.ci95->lo, 1.0 + 1e-6);
+}
+
 // The scripted workers, but the candidate's calls take `seen_ns` on a set
 // it was handed before and `unseen_ns` on the others: in the probe only,
 // or (`everywhere`) in every batch; `probes` counts the probe batches the
