@@ -131,7 +131,7 @@ torch2() {
 
 # host_interpreters VENV: triton and pypto at their pinned versions, and
 # PyPTO's interpreter calculator built once for the venv's torch
-# (python/kgym_worker_pypto.py). A failure leaves the venv without them: the
+# (boxed/kgym_worker_pypto.py). A failure leaves the venv without them: the
 # tests that need them then skip, saying so.
 host_interpreters() {
   local venv="$1" py="$1/bin/python"
@@ -143,7 +143,7 @@ host_interpreters() {
     log "could not install triton $TRITON_VERSION and pypto $PYPTO_VERSION: the host-interpreter tests will skip"
     return 0
   fi
-  if ! "$py" "$ROOT/python/kgym_worker_pypto.py" build-calculator >/dev/null; then
+  if ! "$py" "$ROOT/boxed/kgym_worker_pypto.py" build-calculator >/dev/null; then
     log "could not build PyPTO's interpreter calculator: the PyPTO host-interpreter tests will skip"
     return 0
   fi

@@ -453,7 +453,7 @@ def serve(args):
                 log("lease: not watched on a host interpreter (no timing)")
             else:
                 # Pinned to the lease by the backend just now; from here on
-                # the cores are final (python/kgym_worker_lease.py).
+                # the cores are final (boxed/kgym_worker_lease.py).
                 side.watch_lease = True
                 unfiltered = forbid_affinity_changes()
                 if unfiltered:

@@ -196,7 +196,7 @@ class CpuBackend:
         nanoseconds together; each timed call's output, copied as copy_out
         does; the traced positions' op counts). `after_call`, when given,
         runs after every call, outside its timer (the candidate's lease
-        check, python/kgym_worker_lease.py). `keep(output, slot)`, when
+        check, boxed/kgym_worker_lease.py). `keep(output, slot)`, when
         given, takes each timed call's output instead of copy_out (the
         `time` op writes it into the batch's sealed output file)."""
         after_call = after_call or (lambda: None)

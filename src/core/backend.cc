@@ -115,7 +115,7 @@ const std::array<Backend, 5>& table() {
           .worker_backend = "cpu",
           .interpreter_module = "pypto",
           // The candidate worker prepares PyPTO's interpreter before the
-          // candidate is imported (python/kgym_worker_pypto.py).
+          // candidate is imported (boxed/kgym_worker_pypto.py).
           .worker_env = {"KGYM_HOST_INTERPRETER=pypto"},
           .runs_inline_kernels = false,
           .measures_speed = false,

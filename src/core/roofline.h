@@ -1,7 +1,7 @@
 #pragma once
 // A case on the roofline (docs/roofline.md): the problem's work, counted in
 // the reference worker at the verified sizes and precision
-// (python/kgym_worker_work.py), and where the candidate and the reference
+// (boxed/kgym_worker_work.py), and where the candidate and the reference
 // stand against the machine's roofs: the roofline's time for that work
 // (`limit_ms`) and its share of each side's median time (`sol`, speed of
 // light). Pure: the roofs come in, nothing is measured here.

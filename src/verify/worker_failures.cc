@@ -55,7 +55,7 @@ WorkerFailure channel_failure(Role role, const worker::ChannelError& error, std:
       if (!is_candidate(role))
         return made(Verdict::kReferenceError, fmt::format("{} worker ended ({}) while {}", side, how, what));
       if (exit && exit->signaled && exit->code == SIGSYS) {
-        // The candidate worker's seccomp filter (python/kgym_worker_lease.py)
+        // The candidate worker's seccomp filter (boxed/kgym_worker_lease.py)
         // kills a process that asks to change its CPU affinity.
         WorkerFailure found = cheat(CheatFinding{"runtime.lease", "runtime",
                                                  "the candidate's process was killed by SIGSYS: it called "

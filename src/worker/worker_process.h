@@ -1,5 +1,5 @@
 #pragma once
-// One Python worker (python/kgym_worker.py `serve`) and its protocol
+// One Python worker (boxed/kgym_worker.py `serve`) and its protocol
 // channel: requests go to the worker's fd 3, responses come from its fd 4
 // (docs/worker-protocol.md). stdout/stderr of the worker are appended to a
 // log file and never parsed. Every exchange has a deadline; the destructor

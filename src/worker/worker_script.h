@@ -1,5 +1,5 @@
 #pragma once
-// The Python worker (python/kgym_worker*.py), embedded at build time so the
+// The Python worker (boxed/kgym_worker*.py), embedded at build time so the
 // binary needs no install tree.
 #include <span>
 #include <string_view>

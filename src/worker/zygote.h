@@ -1,5 +1,5 @@
 #pragma once
-// Warm worker parents ("zygotes", python/kgym_worker_zygote.py): a Python
+// Warm worker parents ("zygotes", boxed/kgym_worker_zygote.py): a Python
 // process with torch already imported that forks one `serve` worker per
 // request, so a verification does not pay the interpreter and torch start
 // (docs/worker-protocol.md "Warm workers").

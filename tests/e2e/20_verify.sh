@@ -50,7 +50,7 @@ expect_output "verifier.trials" "names the key"
 # must keep the tensor alive: once, RMSNorm's freed output block was reused
 # before it was sent and an A/A timing failed with "output of a timed call
 # differs".
-/usr/bin/python3 - "$SRC/python" <<'PY' && ok "a tensor's byte view outlives the tensor's other references" || bad "a tensor's byte view outlives the tensor's other references"
+/usr/bin/python3 - "$SRC/boxed" <<'PY' && ok "a tensor's byte view outlives the tensor's other references" || bad "a tensor's byte view outlives the tensor's other references"
 import sys
 sys.path.insert(0, sys.argv[1])
 import torch
@@ -65,7 +65,7 @@ PY
 # A timed call's kept output is a copy, in buffers reused from batch to
 # batch, so holding it changes no later call's allocations; the copy is
 # taken when the call returns and later writes to the output do not reach it.
-/usr/bin/python3 - "$SRC/python" <<'PY' && ok "a kept timed output is a copy in reused buffers" || bad "a kept timed output is a copy in reused buffers"
+/usr/bin/python3 - "$SRC/boxed" <<'PY' && ok "a kept timed output is a copy in reused buffers" || bad "a kept timed output is a copy in reused buffers"
 import sys
 sys.path.insert(0, sys.argv[1])
 import torch

@@ -17,7 +17,7 @@ python="$(torch_python)"
 has() { "$python" -c "$1" >/dev/null 2>&1; }
 languages=()
 if has 'import os; os.environ["TRITON_INTERPRET"] = "1"; import torch, triton'; then languages+=(triton); fi
-if has "import sys; sys.path.insert(0, '$SRC/python'); import os, kgym_worker_pypto as k, pypto; assert os.path.exists(k.calculator_library())"; then
+if has "import sys; sys.path.insert(0, '$SRC/boxed'); import os, kgym_worker_pypto as k, pypto; assert os.path.exists(k.calculator_library())"; then
   languages+=(pypto)
 fi
 if [ "${#languages[@]}" -eq 0 ]; then

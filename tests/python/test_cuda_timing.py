@@ -1,14 +1,14 @@
-"""The CUDA timing path of the worker (python/kgym_worker_devices.py,
+"""The CUDA timing path of the worker (boxed/kgym_worker_devices.py,
 CudaBackend) against a fake torch.cuda: a scripted device with a current
 stream, side streams and a clock. No GPU needed.
 
 Run: python3 tests/python/test_cuda_timing.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import kgym_worker_devices as devices  # noqa: E402
 

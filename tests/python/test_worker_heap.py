@@ -1,16 +1,16 @@
-"""The workers' heap (python/kgym_worker_devices.py): with glibc's thresholds
+"""The workers' heap (boxed/kgym_worker_devices.py): with glibc's thresholds
 fixed (steady_allocator) a heap grown by prime_heap serves a later block
 from resident pages, where an unprimed heap page-faults it in. Each case
 runs in a fresh interpreter, whose heap has no history. No torch needed.
 
 Run: python3 tests/python/test_worker_heap.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import os
 import subprocess
 import sys
 import unittest
 
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "boxed")
 
 # Prints the minor faults of writing one 24 MB block after the set-up.
 PROBE = r"""

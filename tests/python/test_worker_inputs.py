@@ -1,18 +1,18 @@
 """The worker's pure helpers around inputs and outputs: core lists, the
 notes an error line gets, and with torch the input sets timed calls get
 (kgym_worker_shared.py: sealed shared memory), the signed normal redraw, output flattening and the problem
-lint (python/kgym_worker_lint.py) on tiny problems. The tests that need
+lint (boxed/kgym_worker_lint.py) on tiny problems. The tests that need
 torch skip without it.
 
 Run: python3 tests/python/test_worker_inputs.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import importlib.util
 import os
 import sys
 import types
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import kgym_worker_common as common  # noqa: E402
 import kgym_worker_devices as devices  # noqa: E402

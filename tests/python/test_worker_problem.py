@@ -1,10 +1,10 @@
-"""The problem as the worker loads it (python/kgym_worker_problem.py):
+"""The problem as the worker loads it (boxed/kgym_worker_problem.py):
 overrides, module constants, declared CASES, import failures, and with
 torch the precision casts (problem.precision) and a load with overrides.
 The tests that need torch skip without it.
 
 Run: python3 tests/python/test_worker_problem.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import importlib.util
 import os
 import sys
@@ -12,7 +12,7 @@ import tempfile
 import types
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import kgym_worker_problem as problem  # noqa: E402
 from kgym_worker_common import WorkerError  # noqa: E402

@@ -1,10 +1,10 @@
-"""Sealing the shared files (python/kgym_worker_shared.py): a real memfd
+"""Sealing the shared files (boxed/kgym_worker_shared.py): a real memfd
 written and sealed, then refused nothing; a seal the kernel answers EBUSY
 is tried again on a schedule and given up after it; any other error is
 raised at once. No torch needed.
 
 Run: python3 tests/python/test_worker_shared.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import errno
 import fcntl
 import os
@@ -12,7 +12,7 @@ import sys
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import kgym_worker_shared as shared  # noqa: E402
 from kgym_worker_common import WorkerError  # noqa: E402

@@ -1,15 +1,15 @@
-"""Problem sizes (python/kgym_worker_size.py): which constants are sizes,
+"""Problem sizes (boxed/kgym_worker_size.py): which constants are sizes,
 how an override rewrites them, and how solve_sizes searches, with a cost
 model standing in for the reference's forward. No torch needed.
 
 Run: python3 tests/python/test_worker_size.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import ast
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import kgym_worker_size as size  # noqa: E402
 

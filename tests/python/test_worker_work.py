@@ -1,15 +1,15 @@
-"""A problem's work for the roofline (python/kgym_worker_work.py): the bytes
+"""A problem's work for the roofline (boxed/kgym_worker_work.py): the bytes
 a kernel must move and the FLOPs of the reference's forward, counted with
 torch's counter where it has one and kgym's formulas elsewhere, on small
 real models. Needs torch (1.13 or 2.x: the counts are the same on both).
 
 Run: python3 tests/python/test_worker_work.py (the worker modules are
-found under python/)."""
+found under boxed/)."""
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "boxed"))
 
 import torch  # noqa: E402
 
