@@ -138,6 +138,9 @@ class CpuBackend:
         self.torch = torch
         self.steady_allocator = steady_allocator()
         self.heap_primed = 0
+        # Where the last timed call's first output tensor lay within its
+        # page (fresh_copy's phase); None before the first.
+        self.output_phase = None
         self.flush_buffer = None
         self.flush_value = 0
         self.kept_buffers = {}
@@ -227,11 +230,22 @@ class CpuBackend:
                 untimed_ns += elapsed
                 if timed:
                     samples.append(None)
+            self.note_output(output)
             if timed:
                 kept.append((keep or self.copy_out)(output, position - warmup))
             del output, args
             after_call()
         return samples, untimed_ns, kept, traces
+
+    def note_output(self, output):
+        """Keeps where a call's first output tensor on the host lay in its
+        page (output_phase)."""
+        from kgym_worker_shared import PAGE_PHASES
+
+        for value in flat_values(output):
+            if isinstance(value, self.torch.Tensor) and value.device.type == "cpu" and value.numel():
+                self.output_phase = value.data_ptr() % PAGE_PHASES
+                return
 
     def copy_out(self, output, slot=0):
         """The output's tensors, flattened as flatten_outputs does, copied into
@@ -296,6 +310,9 @@ class CudaBackend(CpuBackend):
         if not torch.cuda.is_available():
             raise WorkerError("unsupported", "backend cuda: torch.cuda.is_available() is False on this machine")
         super().__init__(threads, cores)
+
+    def note_output(self, output):
+        """A device's inputs are its own copies: nothing is placed."""
 
     def to_device(self, obj):
         return map_tensors(obj, lambda t: t.cuda())

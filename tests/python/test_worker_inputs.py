@@ -89,6 +89,37 @@ class InputSets(unittest.TestCase):
         self.assertEqual(second[0].stride(), transposed.stride())
         self.assertEqual(second[1].dtype, torch.bfloat16)
 
+    def test_a_placed_copy_lies_at_its_phase_and_holds_the_values(self):
+        import torch
+
+        for dtype in (torch.float32, torch.float64, torch.int64, torch.bfloat16):
+            source = torch.arange(5000).to(dtype).view(50, 100)
+            for phase in (0, 64, 2048, 4032):
+                copy = shared.fresh_copy(source, phase)
+                self.assertEqual(copy.data_ptr() % shared.PAGE_PHASES, phase)
+                self.assertTrue(torch.equal(copy, source))
+                self.assertTrue(copy.is_contiguous())
+                self.assertEqual((copy.shape, copy.dtype), (source.shape, source.dtype))
+                copy.add_(1)  # the copy is the call's own
+                self.assertTrue(torch.equal(source, torch.arange(5000).to(dtype).view(50, 100)))
+
+    def test_small_tensors_and_bools_are_plain_copies(self):
+        import torch
+
+        for source in (torch.rand(8), torch.ones(10000, dtype=torch.bool)):
+            copy = shared.fresh_copy(source, 2048)
+            self.assertTrue(torch.equal(copy, source))
+            self.assertEqual(copy.storage_offset(), 0)
+
+    def test_inputs_lie_half_a_page_from_the_last_output_and_apart(self):
+        phases = [shared.input_phase(0xE40, k) for k in range(20)]
+        self.assertEqual(phases[0], 0x640)
+        for phase in phases:
+            self.assertEqual(phase % shared.PHASE_STEP, 0)
+            self.assertGreaterEqual(min((phase - 0xE40) % 4096, (0xE40 - phase) % 4096), 1024)
+        self.assertEqual(len(set(phases[:8])), 8)
+        self.assertEqual(shared.input_phase(0x7C1, 0), 0xFC0)  # a cache line below, never past the page
+
     def test_a_shared_set_is_sealed_and_a_write_stays_private(self):
         import mmap
 
