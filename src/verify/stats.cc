@@ -166,9 +166,11 @@ std::optional<SpeedupEstimate> paired_speedup_estimate(const Blocks& reference, 
 
 SpeedupEstimate widen_by_noise_floor(const SpeedupEstimate& speedup, const SpeedupEstimate& noise_floor) {
   if (!speedup.ci95 || !noise_floor.ci95 || speedup.median <= 0 || speedup.ci95->lo <= 0 ||
-      noise_floor.ci95->lo <= 0)
+      noise_floor.median <= 0 || noise_floor.ci95->lo <= 0)
     return speedup;
-  double reach = std::max(std::abs(std::log(noise_floor.ci95->lo)), std::abs(std::log(noise_floor.ci95->hi)));
+  double process = std::log(noise_floor.median);
+  double its_error = (std::log(noise_floor.ci95->hi) - std::log(noise_floor.ci95->lo)) / 4;
+  double reach = std::hypot(process, its_error);
   double center = std::log(speedup.median);
   double below = std::max(0.0, center - std::log(speedup.ci95->lo));
   double above = std::max(0.0, std::log(speedup.ci95->hi) - center);

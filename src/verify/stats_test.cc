@@ -232,13 +232,21 @@ TEST(Stats, GeometricMeanBlocks) {
 
 TEST(Stats, NoiseFloorWidensTheIntervalInQuadrature) {
   SpeedupEstimate speedup{2.0, Interval{2.0 * std::exp(-0.03), 2.0 * std::exp(0.01)}};
-  // The floor reaches 4 % (in log) below 1 and 2 % above: 4 % counts.
-  SpeedupEstimate floor{0.99, Interval{std::exp(-0.04), std::exp(0.02)}};
+  // The floor's median is 4 % (in log) below 1, its interval 8 % wide: one
+  // standard error of that estimate is 2 %, so the process term counts
+  // hypot(4 %, 2 %).
+  SpeedupEstimate floor{std::exp(-0.04), Interval{std::exp(-0.08), std::exp(0.0)}};
   auto widened = widen_by_noise_floor(speedup, floor);
   ASSERT_TRUE(widened.ci95);
   EXPECT_DOUBLE_EQ(widened.median, 2.0);
-  EXPECT_NEAR(std::log(2.0 / widened.ci95->lo), 0.05, 1e-12);  // hypot(0.03, 0.04)
-  EXPECT_NEAR(std::log(widened.ci95->hi / 2.0), std::hypot(0.01, 0.04), 1e-12);
+  double reach = std::hypot(0.04, 0.02);
+  EXPECT_NEAR(std::log(2.0 / widened.ci95->lo), std::hypot(0.03, reach), 1e-12);
+  EXPECT_NEAR(std::log(widened.ci95->hi / 2.0), std::hypot(0.01, reach), 1e-12);
+  // A floor whose interval is wide from its rounds' noise alone adds a
+  // quarter of that width, not its far end: the paired interval already
+  // holds the rounds' noise.
+  auto noisy = widen_by_noise_floor(speedup, {1.0, Interval{std::exp(-0.2), std::exp(0.2)}});
+  EXPECT_NEAR(std::log(2.0 / noisy.ci95->lo), std::hypot(0.03, 0.1), 1e-12);
   // A floor exactly at 1 with no spread changes nothing; a missing interval neither.
   auto same = widen_by_noise_floor(speedup, {1.0, Interval{1.0, 1.0}});
   EXPECT_NEAR(same.ci95->lo, speedup.ci95->lo, 1e-12);
