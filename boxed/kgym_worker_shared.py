@@ -71,12 +71,18 @@ def fresh_copy(tensor, phase=None):
     if tensor.device.type != "cpu" or not tensor.is_contiguous() or tensor.is_complex():
         return tensor.clone()
     nbytes = tensor.numel() * tensor.element_size()
-    if phase is None or nbytes < PAGE_PHASES or tensor.dtype == torch.bool:
-        out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    else:
+    out = None
+    if phase is not None and nbytes >= PAGE_PHASES and tensor.dtype != torch.bool:
         block = torch.empty(nbytes + PAGE_PHASES, dtype=torch.uint8)
         skip = (phase - block.data_ptr()) % PAGE_PHASES
-        out = block[skip : skip + nbytes].view(tensor.dtype).view(tensor.shape)
+        if skip % tensor.element_size() == 0:
+            try:
+                out = block[skip : skip + nbytes].view(tensor.dtype).view(tensor.shape)
+            except (RuntimeError, TypeError):  # a dtype bytes cannot be viewed as
+                out = None
+        del block
+    if out is None:
+        out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
     if nbytes:
         ctypes.memmove(out.data_ptr(), tensor.data_ptr(), nbytes)
     return out
