@@ -174,6 +174,7 @@ class Verification {
   // the cores it runs on (its affinity after pinning to the leased device).
   void note_hello(Role role, const worker::Message& hello);
   void finish_logs();
+  void remove_model_states();
 
   const VerifyRequest& req_;
   worker::Clock::time_point start_;

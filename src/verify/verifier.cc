@@ -383,6 +383,7 @@ CaseResult Verification::run() {
   }
   if (!log_path_.empty()) note(fmt::format("verdict {}: {}", to_string(result_.verdict), result_.reason));
   workers_.shutdown(std::chrono::seconds(5));
+  remove_model_states();
   if (!log_path_.empty()) finish_logs();
   if (!warm_dir_.empty()) {
     std::error_code ec;
@@ -390,6 +391,28 @@ CaseResult Verification::run() {
   }
   result_.timings.verify_s = seconds_since(start_);
   return result_;
+}
+
+// The model states the reference-role workers wrote for the others to load
+// are needed only while the verification runs: a level-3 case's (VGG16)
+// came to 1.4 GB, which a run over a level kept for every case. Only the
+// files the reference's side wrote (it runs the problem's code, not the
+// candidate's) are removed, by their exact names.
+void Verification::remove_model_states() {
+  std::vector<std::filesystem::path> states;
+  if (!state_dir_.empty()) {
+    states.push_back(state_dir_ / "state.pt");
+    for (int k = 1; k <= reloads_; ++k) states.push_back(state_dir_ / fmt::format("state_{}.pt", k));
+  }
+  states.push_back(req_.scratch_dir / std::string(role_name(Role::kTwin)) / "state.pt");
+  if (req_.candidate_is_reference) {
+    states.push_back(req_.scratch_dir / "candidate" / "state.pt");
+    states.push_back(req_.scratch_dir / "candidate" / "state_twin.pt");
+  }
+  for (const auto& state : states) {
+    std::error_code ec;
+    std::filesystem::remove(state, ec);  // a link itself, never what it names
+  }
 }
 
 }  // namespace detail

@@ -28,6 +28,7 @@ for f in task_desc.py SPEC.md prompt.md candidate/model_new.py verify.log result
   check "case file $f written" test -s "$RUN/cases/level1/5_Matmul/$f"
 done
 check "SPEC.md names the input shapes" grep -q "float32" "$RUN/cases/level1/5_Matmul/SPEC.md"
+check "no model state outlives its verification" test -z "$(find "$RUN" -name 'state*.pt' | head -n 1)"
 check "state.json says finished" grep -q '"status": "finished"' "$RUN/state.json"
 # kgym roofline: the devices' roofs the run measured, from the cache.
 expect_exit 0 "kgym roofline on device 0" "$KGYM" roofline --device 0
