@@ -11,6 +11,7 @@ sizes the header lists. stdout and stderr are log text only.
 """
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -182,10 +183,9 @@ class Side:
             # Each input half a page (in its low 12 bits) from where the
             # last call's output lay, so that no worker's calls run with
             # aliased loads and stores because of its heap's history.
-            placed = iter(range(1 << 30))
-            last = backend.output_phase
+            last, index = backend.output_phase, itertools.count()
             return map_tensors(
-                mapped, lambda t: fresh_copy(t, None if last is None else input_phase(last, next(placed)))
+                mapped, lambda t: fresh_copy(t, None if last is None else input_phase(last, next(index)))
             )
 
         import torch
