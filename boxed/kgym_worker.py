@@ -11,7 +11,6 @@ sizes the header lists. stdout and stderr are log text only.
 """
 
 import argparse
-import itertools
 import json
 import os
 import sys
@@ -53,7 +52,7 @@ from kgym_worker_problem import (
     problem_size_keys,
     solved_overrides,
 )
-from kgym_worker_shared import SealedWriter, SharedSets, fresh_copy, input_phase, write_sets
+from kgym_worker_shared import SealedWriter, SharedSets, placed_copies, write_sets
 from kgym_worker_work import op_work
 from kgym_worker_runtime import (
     TIMING_METHODS,
@@ -178,15 +177,7 @@ class Side:
             shared, index = sets[position]
             mapped = shared.inputs(index)
             moved = backend.to_device(mapped)  # a device backend copies already
-            if moved is not mapped:
-                return moved
-            # Each input half a page (in its low 12 bits) from where the
-            # last call's output lay, so that no worker's calls run with
-            # aliased loads and stores because of its heap's history.
-            last, index = backend.output_phase, itertools.count()
-            return map_tensors(
-                mapped, lambda t: fresh_copy(t, None if last is None else input_phase(last, next(index)))
-            )
+            return placed_copies(mapped, backend.last_output_ptr) if moved is mapped else moved
 
         import torch
 

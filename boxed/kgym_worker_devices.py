@@ -138,9 +138,10 @@ class CpuBackend:
         self.torch = torch
         self.steady_allocator = steady_allocator()
         self.heap_primed = 0
-        # Where the last timed call's first output tensor lay within its
-        # page (fresh_copy's phase); None before the first.
-        self.output_phase = None
+        # Where the last call's first output tensor on the host lay (the
+        # next call's inputs are placed from it: placed_copies); None
+        # before the first.
+        self.last_output_ptr = None
         self.flush_buffer = None
         self.flush_value = 0
         self.kept_buffers = {}
@@ -238,13 +239,11 @@ class CpuBackend:
         return samples, untimed_ns, kept, traces
 
     def note_output(self, output):
-        """Keeps where a call's first output tensor on the host lay in its
-        page (output_phase)."""
-        from kgym_worker_shared import PAGE_PHASES
-
+        """Keeps where a call's first output tensor on the host lay
+        (last_output_ptr)."""
         for value in flat_values(output):
             if isinstance(value, self.torch.Tensor) and value.device.type == "cpu" and value.numel():
-                self.output_phase = value.data_ptr() % PAGE_PHASES
+                self.last_output_ptr = value.data_ptr()
                 return
 
     def copy_out(self, output, slot=0):

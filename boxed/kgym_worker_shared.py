@@ -12,13 +12,14 @@ outputs that arrive unsealed, so no output can change after the reply."""
 
 import ctypes
 import errno
+import itertools
 import fcntl
 import mmap
 import os
 import time
 
 from kgym_worker_common import WorkerError
-from kgym_worker_devices import dtype_name, tensor_bytes
+from kgym_worker_devices import dtype_name, map_tensors, tensor_bytes
 
 ALIGN = 64  # every tensor's bytes start on a 64-byte boundary
 NEEDED_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
@@ -96,6 +97,17 @@ def input_phase(output_phase, index):
     step, half, quarter = PAGE_PHASES // 16, PAGE_PHASES // 2, PAGE_PHASES // 4
     offset = half + (index * step + quarter) % half - quarter
     return (output_phase + offset) % PAGE_PHASES // PHASE_STEP * PHASE_STEP
+
+
+def placed_copies(inputs, last_output_ptr):
+    """A call's fresh copies of `inputs` (a set as mapped), each tensor
+    placed by input_phase from where the worker's last call put its first
+    output, so that no worker's calls run with aliased loads and stores
+    because of its heap's history; plain copies before any output."""
+    if last_output_ptr is None:
+        return map_tensors(inputs, fresh_copy)
+    output_phase, index = last_output_ptr % PAGE_PHASES, itertools.count()
+    return map_tensors(inputs, lambda t: fresh_copy(t, input_phase(output_phase, next(index))))
 
 
 class SealedWriter:

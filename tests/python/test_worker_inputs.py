@@ -103,6 +103,18 @@ class InputSets(unittest.TestCase):
                 copy.add_(1)  # the copy is the call's own
                 self.assertTrue(torch.equal(source, torch.arange(5000).to(dtype).view(50, 100)))
 
+    def test_a_set_is_placed_from_the_last_output(self):
+        import torch
+
+        inputs = [torch.rand(2048), (torch.rand(4096), 3)]
+        placed = shared.placed_copies(inputs, 0x7F00_0E40)
+        self.assertEqual(placed[0].data_ptr() % 4096, shared.input_phase(0xE40, 0))
+        self.assertEqual(placed[1][0].data_ptr() % 4096, shared.input_phase(0xE40, 1))
+        self.assertEqual(placed[1][1], 3)
+        self.assertTrue(torch.equal(placed[1][0], inputs[1][0]))
+        plain = shared.placed_copies(inputs, None)
+        self.assertEqual(plain[0].storage_offset(), 0)
+
     def test_small_tensors_and_bools_are_plain_copies(self):
         import torch
 
