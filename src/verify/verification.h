@@ -28,6 +28,7 @@
 #include "verify/timing_session.h"
 #include "verify/verifier.h"
 #include "worker/candidate_sandbox.h"
+#include "worker/compile_cache.h"
 #include "worker/worker_process.h"
 
 namespace kgym::verify::detail {
@@ -208,6 +209,7 @@ class Verification {
   std::filesystem::path warm_dir_;   // the warm candidate's scratch dir, removed at the end
   std::filesystem::path prebuilt_dir_;  // the build's output the candidate loads (empty: none)
   std::string build_key_;               // the build's compile-cache key (empty: no cache)
+  std::optional<worker::CcacheDir> ccache_;  // the key's ccache, held while the build may use it
 };
 
 }  // namespace kgym::verify::detail

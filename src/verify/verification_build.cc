@@ -156,9 +156,12 @@ bool Verification::reuse_cached_build(const std::optional<nlohmann::json>& init_
     return true;
   }
   auto ccache = worker::keyed_ccache_dir(worker::ccache_cache_root(), build_key_);
-  bool given = ccache && worker::give_box_ccache(box_, *ccache);
+  bool given = ccache && worker::give_box_ccache(box_, ccache->path());
+  if (given) ccache_ = std::move(*ccache);
   note(fmt::format("build stage: key {} not in the compile cache; {}", build_key_.substr(0, 16),
-                   given ? "ccache in this key's own directory" : "no ccache (bubblewrap only)"));
+                   given    ? "ccache in this key's own directory"
+                   : ccache ? "no ccache (bubblewrap only)"
+                            : fmt::format("no ccache ({})", ccache.error())));
   return false;
 }
 
@@ -166,7 +169,9 @@ void Verification::keep_cached_build(const fs::path& kept) {
   if (build_key_.empty()) return;
   if (auto stored = worker::store_build(worker::build_cache_root(), build_key_, kept); !stored)
     note(fmt::format("build stage: not kept in the compile cache: {}", stored.error()));
-  // The build cache holds what the key's ccache would give a later build.
+  // The build cache holds what the key's ccache would give a later build;
+  // a build of the same key still running keeps the directory.
+  ccache_.reset();
   worker::remove_ccache_dir(worker::ccache_cache_root(), build_key_);
 }
 

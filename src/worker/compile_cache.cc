@@ -1,11 +1,15 @@
 #include "worker/compile_cache.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -150,6 +154,25 @@ bool older_than_an_hour(const fs::path& path) {
   return !ec && fs::file_time_type::clock::now() - written > std::chrono::hours(1);
 }
 
+// flock(fd, how | LOCK_NB) retried until it succeeds or `wait` has passed.
+bool lock_within(int fd, int how, std::chrono::milliseconds wait) {
+  auto until = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd, how | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Removes a ccache directory unless a build holds it (keyed_ccache_dir):
+// the exclusive lock taken here is held while it goes.
+void remove_unless_held(const fs::path& dir) {
+  util::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace
 
 std::expected<std::string, std::string> build_key(const BuildInputs& inputs,
@@ -254,23 +277,35 @@ std::expected<void, std::string> store_build(const fs::path& root, const std::st
   return {};
 }
 
-std::expected<fs::path, std::string> keyed_ccache_dir(const fs::path& root, const std::string& key) {
+std::expected<CcacheDir, std::string> keyed_ccache_dir(const fs::path& root, const std::string& key) {
   if (auto made = util::make_dirs(root); !made) return std::unexpected(made.error());
-  std::error_code ec;
   std::size_t kept = 0;
   for (const auto& dir : entries_newest_first(root)) {
     if (dir.filename() == key) continue;
-    if (++kept >= kCcacheMaxDirs && older_than_an_hour(dir)) fs::remove_all(dir, ec);
+    if (++kept >= kCcacheMaxDirs && older_than_an_hour(dir)) remove_unless_held(dir);
   }
   fs::path dir = root / key;
-  if (auto made = util::make_dirs(dir); !made) return std::unexpected(made.error());
-  touch(dir);
-  return dir;
+  // A remover holds its exclusive lock while the directory goes; once the
+  // shared one is taken, the path must still name the directory locked.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (auto made = util::make_dirs(dir); !made) return std::unexpected(made.error());
+    util::UniqueFd held(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!held) continue;
+    if (!lock_within(held.get(), LOCK_SH, std::chrono::seconds(10)))
+      return std::unexpected(fmt::format("{} stayed locked by its remover", dir.string()));
+    struct stat locked {
+    }, named{};
+    if (::fstat(held.get(), &locked) == 0 && ::lstat(dir.c_str(), &named) == 0 &&
+        locked.st_dev == named.st_dev && locked.st_ino == named.st_ino) {
+      touch(dir);
+      return CcacheDir(dir, std::move(held));
+    }
+  }
+  return std::unexpected(fmt::format("{} was removed each time it was made", dir.string()));
 }
 
 void remove_ccache_dir(const fs::path& root, const std::string& key) {
-  std::error_code ec;
-  if (!key.empty()) fs::remove_all(root / key, ec);
+  if (!key.empty()) remove_unless_held(root / key);
 }
 
 std::vector<std::string> ccache_env(const std::optional<fs::path>& dir) {

@@ -24,6 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/unique_fd.h"
+
 namespace kgym::worker {
 
 // What a build runs, as trusted code knows it before the box starts.
@@ -74,12 +76,31 @@ bool restore_build(const std::filesystem::path& root, const std::string& key,
 std::expected<void, std::string> store_build(const std::filesystem::path& root, const std::string& key,
                                              const std::filesystem::path& from);
 
-// The ccache directory of `key`, made (or marked used) after older ones
-// beyond kCcacheMaxDirs are removed.
-std::expected<std::filesystem::path, std::string> keyed_ccache_dir(const std::filesystem::path& root,
-                                                                   const std::string& key);
+// The ccache directory of one build of a key, held while the build uses it
+// (a shared flock on the directory): two builds of the same sources at once
+// (two cases, two samples, two runs) share it, and neither removes it from
+// under the other.
+class CcacheDir {
+ public:
+  const std::filesystem::path& path() const { return path_; }
 
-// Removes the ccache directory of `key` (its build is in the build cache).
+ private:
+  friend std::expected<CcacheDir, std::string> keyed_ccache_dir(const std::filesystem::path& root,
+                                                                const std::string& key);
+  CcacheDir(std::filesystem::path path, util::UniqueFd held)
+      : path_(std::move(path)), held_(std::move(held)) {}
+  std::filesystem::path path_;
+  util::UniqueFd held_;
+};
+
+// The ccache directory of `key`, made (or marked used) and held, after
+// older ones beyond kCcacheMaxDirs that no build holds are removed. Fails
+// when another process keeps it locked for removal past a few seconds.
+std::expected<CcacheDir, std::string> keyed_ccache_dir(const std::filesystem::path& root,
+                                                       const std::string& key);
+
+// Removes the ccache directory of `key` (its build is in the build cache),
+// unless a build holds it: the caller lets go of its own first.
 void remove_ccache_dir(const std::filesystem::path& root, const std::string& key);
 
 // The environment ("NAME=VALUE") that points a box's ccache at `dir` as

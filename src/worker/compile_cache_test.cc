@@ -1,14 +1,20 @@
 #include "worker/compile_cache.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "util/fs.h"
 #include "util/temp_dir.h"
+#include "util/unique_fd.h"
 
 namespace kgym::worker {
 namespace {
@@ -133,12 +139,73 @@ TEST(CcacheDirs, EachKeyHasItsOwnAndOldOnesArePruned) {
   fs::create_directories(root / "recent");
   auto dir = keyed_ccache_dir(root, "mine");
   ASSERT_TRUE(dir) << dir.error();
-  EXPECT_EQ(*dir, root / "mine");
+  EXPECT_EQ(dir->path(), root / "mine");
   std::size_t left = std::distance(fs::directory_iterator(root), fs::directory_iterator());
   EXPECT_EQ(left, kCcacheMaxDirs) << "the oldest went, the key's own and the recent one stayed";
   EXPECT_TRUE(fs::exists(root / "recent"));
+  dir = std::unexpected("let go");
   remove_ccache_dir(root, "mine");
   EXPECT_FALSE(fs::exists(root / "mine"));
+}
+
+// Two builds of the same sources at once share their key's ccache: the one
+// that ends first must not remove it from under the other (whose compiler
+// would then fail), and the last one out removes it.
+TEST(CcacheDirs, ABuildStillUsingTheDirectoryKeepsIt) {
+  util::TempDir temp("kgym-ccache");
+  fs::path root = temp.path() / "ccache-keyed";
+  auto first = keyed_ccache_dir(root, "same");
+  auto second = keyed_ccache_dir(root, "same");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->path(), second->path());
+  std::ofstream(second->path() / "object") << "compiled";
+  first = std::unexpected("ended");
+  remove_ccache_dir(root, "same");
+  EXPECT_TRUE(fs::exists(root / "same" / "object")) << "the second build still holds it";
+  second = std::unexpected("ended");
+  remove_ccache_dir(root, "same");
+  EXPECT_FALSE(fs::exists(root / "same"));
+}
+
+TEST(CcacheDirs, PruningPassesOverAHeldDirectory) {
+  util::TempDir temp("kgym-ccache");
+  fs::path root = temp.path() / "ccache-keyed";
+  auto held = keyed_ccache_dir(root, "held");
+  ASSERT_TRUE(held) << held.error();
+  auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(root / "held", old - std::chrono::hours(1));
+  for (std::size_t i = 0; i < kCcacheMaxDirs + 2; ++i) {
+    fs::create_directories(root / fmt::format("old{}", i));
+    fs::last_write_time(root / fmt::format("old{}", i), old + std::chrono::seconds(i));
+  }
+  ASSERT_TRUE(keyed_ccache_dir(root, "new"));
+  EXPECT_TRUE(fs::exists(root / "held")) << "the oldest, but a build holds it";
+  EXPECT_FALSE(fs::exists(root / "old0"));
+}
+
+// A directory a remover has locked and is removing is not handed out: the
+// maker waits for the remover, then makes it again.
+TEST(CcacheDirs, ADirectoryBeingRemovedIsMadeAgain) {
+  util::TempDir temp("kgym-ccache");
+  fs::path root = temp.path() / "ccache-keyed";
+  fs::create_directories(root / "key");
+  util::UniqueFd remover(::open((root / "key").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(remover);
+  ASSERT_EQ(::flock(remover.get(), LOCK_EX), 0);
+  std::thread removing([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    fs::remove_all(root / "key");
+    remover.reset();
+  });
+  auto dir = keyed_ccache_dir(root, "key");
+  removing.join();
+  ASSERT_TRUE(dir) << dir.error();
+  struct stat held {
+  }, named{};
+  ASSERT_EQ(::lstat((root / "key").c_str(), &named), 0) << "made again";
+  util::UniqueFd probe(::open((root / "key").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_EQ(::fstat(probe.get(), &held), 0);
+  EXPECT_NE(::flock(probe.get(), LOCK_EX | LOCK_NB), 0) << "and held by the build";
 }
 
 TEST(CcacheDirs, TheEnvironmentReadsNoConfigFileAndIsOffWithoutADirectory) {

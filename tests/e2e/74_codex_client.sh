@@ -101,7 +101,8 @@ C="$RUNS/rounds/cases/level1/1_ReLU"
 expect_exit 0 "kgym run with two rounds of Codex" "$KGYM" run --config "$TMP/rounds.yaml"
 expect_verdict "$C/result.json" pass
 check "round 1 failed, round 2 passed" json_true "$C/result.json" \
-  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]'
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]' \
+  '[[x["verdict"], x["reason"]] for x in r["rounds"]]'
 check "round 2's prompt reached the mock in the continued session, with round 1's apply_patch" \
   json_lines_any "$TMP/requests2.jsonl" 'r.get("feedback") and r.get("earlier_turn") and r["answer"] == "tool_call"'
 check "the agent's tokens add up over both rounds" json_true "$C/result.json" \

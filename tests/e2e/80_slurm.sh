@@ -81,7 +81,8 @@ expect_exit 0 "kgym run with refinement rounds through the cluster" "$KGYM" run 
 expect_output "submitted 1 task\\(s\\)" "one task for the case-sample, its rounds inside"
 expect_verdict "$RUN/cases/level1/1_ReLU/result.json" pass
 check "both rounds in the result" json_true "$RUN/cases/level1/1_ReLU/result.json" \
-  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]'
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]' \
+  '[[x["verdict"], x["reason"]] for x in r["rounds"]]'
 
 # 2. One pending task cancelled: harness_error with the state; the others finish.
 RUN="$TMP/runs/cancel"

@@ -55,7 +55,8 @@ CASE="$RUN/cases/level1/1_ReLU"
 expect_exit 0 "a run whose agent learns from the feedback" "$KGYM" run --config "$TMP/learn.yaml"
 expect_verdict "$CASE/result.json" pass
 check "result.json keeps both rounds" json_true "$CASE/result.json" \
-  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"] and [x["round"] for x in r["rounds"]] == [1, 2]'
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"] and [x["round"] for x in r["rounds"]] == [1, 2]' \
+  '[[x["verdict"], x["reason"]] for x in r["rounds"]]'
 check "round 1's reason is kept" json_true "$CASE/result.json" '"worst at [2]" in r["rounds"][0]["reason"]'
 check "the agent ran twice, round 2 with the feedback prompt" \
   grep -q "round 2 of level1/1_ReLU, prompt $CASE/work/.kgym/round.2.md" "$CASE/agent.log"
@@ -100,5 +101,6 @@ expect_verdict "$CASE/result.json" pass
 check "round 1 was kept, not run again" test "$(grep -c '^round 1 ' "$CASE/agent.log")" -eq 1
 check "round 2 ran again" test "$(grep -c '^round 2 ' "$CASE/agent.log")" -eq 2
 check "both rounds in the result" json_true "$CASE/result.json" \
-  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]'
+  '[x["verdict"] for x in r["rounds"]] == ["fail_correctness", "pass"]' \
+  '[[x["verdict"], x["reason"]] for x in r["rounds"]]'
 finish

@@ -63,15 +63,24 @@ r = json.load(open(sys.argv[1]))
 v = eval(sys.argv[2])
 print(json.dumps(v) if isinstance(v, (list, dict)) else v)' "$1" "$2"
 }
-# json_true FILE EXPR : succeeds when EXPR holds (e.g. as a `check` command).
-# Says why when it does not: the expression, or what it raised.
+# json_true FILE EXPR [SHOW] : succeeds when EXPR holds (e.g. as a `check`
+# command). Says why when it does not: the expression, or what it raised,
+# and the value of the expression SHOW when one is given.
 json_true() { /usr/bin/python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 try:
     held = eval(sys.argv[2])
 except Exception as e:
     sys.exit(f"     {sys.argv[1]}: {type(e).__name__} {e} in {sys.argv[2]}")
-sys.exit(0 if held else f"     {sys.argv[1]}: not {sys.argv[2]}")' "$1" "$2"; }
+if held:
+    sys.exit(0)
+shown = ""
+if len(sys.argv) > 3:
+    try:
+        shown = f"\n     {sys.argv[3]} = {json.dumps(eval(sys.argv[3]))}"
+    except Exception as e:
+        shown = f"\n     {sys.argv[3]}: {type(e).__name__} {e}"
+sys.exit(f"     {sys.argv[1]}: not {sys.argv[2]}{shown}")' "$@"; }
 
 # json_lines_any FILE EXPR : succeeds when EXPR holds for some line of a JSON-lines file (as `r`).
 json_lines_any() { /usr/bin/python3 -c 'import json, sys
