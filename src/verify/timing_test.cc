@@ -97,8 +97,11 @@ TEST_F(TimingTest, ReferenceAgainstItselfRecordsEveryField) {
   EXPECT_TRUE(p.memory_bandwidth_gbs);
   EXPECT_TRUE(p.candidate.mad_ms);
   EXPECT_TRUE(p.measure_s);
+  // What an A/A may say of itself; `uncertain` (an interval more than 2x
+  // wide) on a machine running the rest of the suite beside it.
   for (const auto& flag : p.flags) {
-    EXPECT_TRUE(flag == "within_noise" || flag == "few_samples" || flag == "contended") << flag;
+    EXPECT_TRUE(flag == "within_noise" || flag == "few_samples" || flag == "contended" || flag == "uncertain")
+        << flag;
   }
   // Other processes' share comes from the workers' CPU time read from outside
   // them, A/A runs included: their own reports leave out what they do between
