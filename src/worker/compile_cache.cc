@@ -293,8 +293,8 @@ std::expected<CcacheDir, std::string> keyed_ccache_dir(const fs::path& root, con
     if (!held) continue;
     if (!lock_within(held.get(), LOCK_SH, std::chrono::seconds(10)))
       return std::unexpected(fmt::format("{} stayed locked by its remover", dir.string()));
-    struct stat locked {
-    }, named{};
+    struct stat locked = {};
+    struct stat named = {};
     if (::fstat(held.get(), &locked) == 0 && ::lstat(dir.c_str(), &named) == 0 &&
         locked.st_dev == named.st_dev && locked.st_ino == named.st_ino) {
       touch(dir);
