@@ -175,6 +175,9 @@ class Verification {
   // the cores it runs on (its affinity after pinning to the leased device).
   void note_hello(Role role, const worker::Message& hello);
   void finish_logs();
+  // `path`, kept as a model state a reference-role worker is told to write
+  // there; remove_model_states removes each when the verification ends.
+  std::filesystem::path model_state(std::filesystem::path path);
   void remove_model_states();
 
   const VerifyRequest& req_;
@@ -199,6 +202,7 @@ class Verification {
   nlohmann::json size_keys_;          // its size constants' names (null: unknown)
   std::vector<int> reference_cores_;  // the cores the reference worker is pinned to (its hello)
   int reloads_ = 0;
+  std::vector<std::filesystem::path> model_states_;  // written for the others to load (model_state)
   bool building_ = false;         // the build stage's worker is starting (no device: cpu)
   bool candidate_boxed_ = false;  // the candidate runs under bwrap/unshare (see channel_failure)
   worker::CandidateBox box_;              // the cold candidate's box

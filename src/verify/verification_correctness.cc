@@ -28,7 +28,7 @@ Failure Verification::runtime_cheat(CheatFinding finding, std::string_view where
 
 std::expected<void, Failure> Verification::reload(const std::map<std::string, long long>& overrides,
                                                   std::string_view what) {
-  auto state = state_dir_ / fmt::format("state_{}.pt", ++reloads_);
+  auto state = model_state(state_dir_ / fmt::format("state_{}.pt", ++reloads_));
   state_file_ = state;
   worker::Message load;
   load.header = load_header(req_.problem, overrides, state);

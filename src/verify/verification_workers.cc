@@ -264,14 +264,15 @@ nlohmann::json Verification::load_header(const fs::path& problem,
 }
 
 std::expected<void, Failure> Verification::load_and_import(const fs::path& candidate_file) {
-  auto state = state_dir_ / "state.pt";
+  auto state = model_state(state_dir_ / "state.pt");
   state_file_ = state;
   worker::Message load;
   load.header = load_header(req_.problem, overrides_, state);
   worker::Message import;
   import.header = import_header(candidate_file);
   if (req_.candidate_is_reference) {
-    import.header = load_header(candidate_file, overrides_, req_.scratch_dir / "candidate" / "state.pt");
+    import.header =
+        load_header(candidate_file, overrides_, model_state(req_.scratch_dir / "candidate" / "state.pt"));
   }
   if (req_.solve_sizes) {
     load.header["size"] = {{"max_bytes", req_.solve_sizes->max_bytes},
@@ -345,13 +346,13 @@ std::expected<void, Failure> Verification::start_twins() {
   // The reference's own load (seed, overrides), so the twin holds the same
   // model and weights; its state goes to its own dir.
   worker::Message load;
-  load.header = load_header(req_.problem, overrides_, twin_dir / "state.pt");
+  load.header = load_header(req_.problem, overrides_, model_state(twin_dir / "state.pt"));
   worker::Message import;
   import.header = import_header(candidate_import_);
   if (req_.candidate_is_reference) {
     import.header = load.header;
     import.header["problem"] = candidate_import_.string();
-    import.header["state_out"] = (req_.scratch_dir / "candidate" / "state_twin.pt").string();
+    import.header["state_out"] = model_state(req_.scratch_dir / "candidate" / "state_twin.pt").string();
   }
   constexpr std::string_view kStarting = "starting the twins for timing";
   if (auto sent = worker(Role::kTwin).send(load, deadline_); !sent)

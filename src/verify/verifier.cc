@@ -393,23 +393,19 @@ CaseResult Verification::run() {
   return result_;
 }
 
-// The model states the reference-role workers wrote for the others to load
+// The model states the reference-role workers write for the others to load
 // are needed only while the verification runs: a level-3 case's (VGG16)
-// came to 1.4 GB, which a run over a level kept for every case. Only the
-// files the reference's side wrote (it runs the problem's code, not the
-// candidate's) are removed, by their exact names.
+// came to 1.4 GB, which a run over a level kept for every case. Each is
+// named here as its writer is told where to write it (the reference's
+// side runs the problem's code, not the candidate's), and removed by that
+// exact name when the verification ends.
+std::filesystem::path Verification::model_state(std::filesystem::path path) {
+  model_states_.push_back(path);
+  return path;
+}
+
 void Verification::remove_model_states() {
-  std::vector<std::filesystem::path> states;
-  if (!state_dir_.empty()) {
-    states.push_back(state_dir_ / "state.pt");
-    for (int k = 1; k <= reloads_; ++k) states.push_back(state_dir_ / fmt::format("state_{}.pt", k));
-  }
-  states.push_back(req_.scratch_dir / std::string(role_name(Role::kTwin)) / "state.pt");
-  if (req_.candidate_is_reference) {
-    states.push_back(req_.scratch_dir / "candidate" / "state.pt");
-    states.push_back(req_.scratch_dir / "candidate" / "state_twin.pt");
-  }
-  for (const auto& state : states) {
+  for (const auto& state : model_states_) {
     std::error_code ec;
     std::filesystem::remove(state, ec);  // a link itself, never what it names
   }
