@@ -12,8 +12,8 @@ outputs that arrive unsealed, so no output can change after the reply."""
 
 import ctypes
 import errno
-import itertools
 import fcntl
+import itertools
 import mmap
 import os
 import time

@@ -127,14 +127,19 @@ TEST(BuildCache, AStoreRemovesTheLeastRecentlyUsedBeyondTheBound) {
   EXPECT_TRUE(fs::exists(root / "old1"));
 }
 
-TEST(CcacheDirs, EachKeyHasItsOwnAndOldOnesArePruned) {
-  util::TempDir temp("kgym-ccache");
-  fs::path root = temp.path() / "ccache-keyed";
+// Directories old0 .. old<n-1> under `root`, last used two hours ago, old0 first.
+void make_old_dirs(const fs::path& root, std::size_t n) {
   auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
-  for (std::size_t i = 0; i < kCcacheMaxDirs + 4; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     fs::create_directories(root / fmt::format("old{}", i));
     fs::last_write_time(root / fmt::format("old{}", i), old + std::chrono::seconds(i));
   }
+}
+
+TEST(CcacheDirs, EachKeyHasItsOwnAndOldOnesArePruned) {
+  util::TempDir temp("kgym-ccache");
+  fs::path root = temp.path() / "ccache-keyed";
+  make_old_dirs(root, kCcacheMaxDirs + 4);
   fs::create_directories(root / "recent");
   auto dir = keyed_ccache_dir(root, "mine");
   ASSERT_TRUE(dir) << dir.error();
@@ -171,12 +176,8 @@ TEST(CcacheDirs, PruningPassesOverAHeldDirectory) {
   fs::path root = temp.path() / "ccache-keyed";
   auto held = keyed_ccache_dir(root, "held");
   ASSERT_TRUE(held) << held.error();
-  auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
-  fs::last_write_time(root / "held", old - std::chrono::hours(1));
-  for (std::size_t i = 0; i < kCcacheMaxDirs + 2; ++i) {
-    fs::create_directories(root / fmt::format("old{}", i));
-    fs::last_write_time(root / fmt::format("old{}", i), old + std::chrono::seconds(i));
-  }
+  make_old_dirs(root, kCcacheMaxDirs + 2);
+  fs::last_write_time(root / "held", fs::file_time_type::clock::now() - std::chrono::hours(3));
   ASSERT_TRUE(keyed_ccache_dir(root, "new"));
   EXPECT_TRUE(fs::exists(root / "held")) << "the oldest, but a build holds it";
   EXPECT_FALSE(fs::exists(root / "old0"));
