@@ -370,9 +370,10 @@ TimingOutcome TimingSession::run() {
       stop_reason = "target_rse";
     } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
-    } else if (round + 1 >= 2 && elapsed_ns(start_) - probe_ns_ -
-                                         std::min(make_ns_ - probe_make_ns_, kMakingBudgets * budget_ns) >=
-                                     budget_ns) {
+    } else if (round + 1 >= 2 &&
+               elapsed_ns(start_) - probe_ns_ - std::min(make_ns_ - probe_make_ns_, kMakingBudgets * budget_ns) >=
+                   budget_ns &&
+               (round + 1 >= kPrecisionRounds || elapsed_ns(start_) >= kPrecisionBudgets * budget_ns)) {
       stop_reason = "budget";
     }
     if (!stop_reason.empty()) break;

@@ -362,5 +362,42 @@ TEST(TimingSession, AWorkerClockThatRunsSlowIsAClockFinding) {
   EXPECT_NE(outcome.cheat->evidence.find("parent's clock"), std::string::npos);
 }
 
+// A budget that ends before 16 rounds is stretched: to 16 rounds where
+// they take at most 4 times the budget (10 ms calls: about 8 rounds fit 1 s),
+// else to 4 times the budget (50 ms calls).
+TEST(TimingSession, ABudgetThatEndsBeforeSixteenRoundsIsStretchedUpToFourTimes) {
+  for (double call_ms : {10.0, 50.0}) {
+    SCOPED_TRACE(call_ms);
+    auto core = std::make_shared<FakeCore>();
+    auto answer = scripted_workers(core, kCallNs);
+    Exchange slow = [=](Role side, const worker::Message& request, std::string_view what) {
+      auto reply = answer(side, request, what);
+      if (reply && request.header.value("op", "") == "time") {
+        for (auto& ns : reply->header["ns"]) ns = ns.get<double>() * call_ms;
+        reply->header["untimed_ns"] = reply->header["untimed_ns"].get<double>() * call_ms;
+      }
+      return reply;
+    };
+    VerifierConfig config = short_timing();
+    config.timing.max_repetitions = 10000;
+    config.timing.budget = std::chrono::seconds(1);
+    auto outcome = run_scripted(config, TimingInputs{}, slow, [](const std::string&) {}, scripted_cores(core));
+    ASSERT_TRUE(outcome.performance);
+    const Performance& p = *outcome.performance;
+    EXPECT_EQ(p.stop_reason, "budget");
+    ASSERT_TRUE(p.measure_s);
+    if (call_ms == 10.0) {
+      EXPECT_EQ(p.rounds_ms.size(), 16u);
+      EXPECT_GT(*p.measure_s, 1.5);
+      EXPECT_LT(*p.measure_s, 4.0);
+    } else {
+      EXPECT_LT(p.rounds_ms.size(), 16u);
+      EXPECT_GT(p.rounds_ms.size(), 4u);
+      EXPECT_GE(*p.measure_s, 4.0);
+      EXPECT_LT(*p.measure_s, 5.5);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kgym::verify
