@@ -80,9 +80,10 @@ constexpr double kMakingBudgets = 2.0;
 // on until it has them or its whole phase (sets and probe included) has
 // taken kPrecisionBudgets times the budget. Few units leave the interval
 // a bootstrap over single samples and the noise floors an estimate from a
-// handful of rounds: on the A/A campaign's level 3 (2 s budget, about 4
-// rounds of 28 ms calls) the median width was 0.20 below 16 rounds and
-// 0.06 from 16 on.
+// handful of rounds: on the KernelBench A/A campaign (2 s budget), the
+// rounds the budget alone kept (medians 2 / 5 / 3 on levels 1 / 2 / 3) gave
+// median widths of 0.309 / 0.167 / 0.262, the stretched rounds of the same
+// cases 0.244 / 0.128 / 0.167 (docs/kernelbench-cpu.md).
 constexpr int kPrecisionRounds = 16;
 constexpr double kPrecisionBudgets = 4.0;
 
