@@ -305,6 +305,12 @@ TimingOutcome TimingSession::run() {
   stat_start_ = load_.read_stat();
   own_cpu_start_s_ = load_.own_cpu_s();
   if (load_.sides_cpu_ns) sides_cpu_start_ns_ = load_.sides_cpu_ns();
+  // The budget counts the rounds' batches: neither the probe's nor making
+  // sets, up to kMakingBudgets times the budget.
+  auto budget_spent = [&] {
+    return elapsed_ns(start_) - probe_ns_ - std::min(make_ns_ - probe_make_ns_, kMakingBudgets * budget_ns) >=
+           budget_ns;
+  };
   double check_share = 1;
   for (int round = 0;; ++round) {
     int calls = std::min(per_batch, max_reps - calls_per_worker_);
@@ -370,11 +376,9 @@ TimingOutcome TimingSession::run() {
       stop_reason = "target_rse";
     } else if (calls_per_worker_ >= max_reps) {
       stop_reason = "max_repetitions";
-    } else if (round + 1 >= 2 &&
-               elapsed_ns(start_) - probe_ns_ - std::min(make_ns_ - probe_make_ns_, kMakingBudgets * budget_ns) >=
-                   budget_ns &&
+    } else if (round + 1 >= 2 && budget_spent() &&
                (round + 1 >= kPrecisionRounds || elapsed_ns(start_) >= kPrecisionBudgets * budget_ns)) {
-      stop_reason = "budget";
+      stop_reason = "budget";  // stretched where it ended before kPrecisionRounds
     }
     if (!stop_reason.empty()) break;
   }
