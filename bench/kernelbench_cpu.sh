@@ -218,7 +218,41 @@ for level in levels:
         f"{med([p['measure_s'] for p in perf.values() if p.get('measure_s')], '{:.2f}')} | {med(make, '{:.0%}')} | {med(mb, '{:.1f}')} | "
         f"{med([p['reference']['median_ms'] for p in perf.values()])} | {split(lambda i: perf[i].get('clock') == 'parent')} | "
         f"{split(lambda i: perf[i].get('clock') == 'worker_bounded')} | {split(lambda i: rounds[i] < 16)} | {split(lambda i: rounds[i] >= 16)} |")
-lines += cost_lines
+# Where the width comes from: the interval over the rounds alone
+# (performance.paired_speedup) against the one widened by the noise floors'
+# estimate of the process term, the fixed difference between two processes
+# running the same code, which more rounds do not shrink.
+split_lines = ["", "## Where the width comes from", "",
+               "Per level, over the timed cases whose record has the paired interval (`performance.paired_speedup`:",
+               "the interval over the rounds alone, before the noise floors widen it): its median width, how many of",
+               "those intervals hold 1 (an A/A interval that excludes 1 shows a difference between the processes,",
+               "not between the sides), the median process term each floor reads (how far R/T and C/D lie from 1),",
+               "and the median width after the widening; the same for the cases with 16 rounds or more.", "",
+               "| level | cases | paired width | paired holds 1 | process term R/T | process term C/D | width | paired width, >= 16 rounds | width, >= 16 rounds (cases) |",
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+def interval_width(estimate):
+    ci = (estimate or {}).get("ci95")
+    return ci[1] - ci[0] if ci else None
+def term(floor):
+    m = (floor or {}).get("median")
+    return abs(m - 1) if m else None
+for level in levels:
+    perf = {i: results[i]["performance"] for i in results if i.startswith(level + "/") and results[i]["verdict"] == "pass"
+            and (results[i].get("performance") or {}).get("speedup", {}).get("ci95")
+            and interval_width(results[i]["performance"].get("paired_speedup")) is not None}
+    if not perf:
+        split_lines.append(f"| {level} | 0 | - | - | - | - | - | - | - |")
+        continue
+    paired = [interval_width(p["paired_speedup"]) for p in perf.values()]
+    holds = sum(p["paired_speedup"]["ci95"][0] <= 1 <= p["paired_speedup"]["ci95"][1] for p in perf.values())
+    ref_terms = [t for t in (term(p.get("noise_floor")) for p in perf.values()) if t is not None]
+    cand_terms = [t for t in (term(p.get("candidate_noise_floor")) for p in perf.values()) if t is not None]
+    long = [p for p in perf.values() if len(p.get("rounds_ms") or []) >= 16]
+    split_lines.append(
+        f"| {level} | {len(perf)} | {med(paired)} | {holds} of {len(perf)} | {med(ref_terms, '{:.1%}')} | "
+        f"{med(cand_terms, '{:.1%}')} | {med([interval_width(p['speedup']) for p in perf.values()])} | "
+        f"{med([interval_width(p['paired_speedup']) for p in long])} | {med([interval_width(p['speedup']) for p in long])} ({len(long)}) |")
+lines += cost_lines + split_lines
 lines += roof_lines + roof_details
 with open(out, "w") as f:
     f.write("\n".join(lines + details) + "\n")

@@ -308,18 +308,20 @@ json to_json(const CaseResult& r) {
   }
   if (r.performance) {
     const Performance& p = *r.performance;
-    j["performance"] = {{"reference", side_json(p.reference)},
-                        {"candidate", side_json(p.candidate)},
-                        {"speedup", speedup_json(p.speedup)},
-                        {"noise_floor", p.noise_floor ? speedup_json(*p.noise_floor) : json(nullptr)},
-                        {"candidate_noise_floor",
-                         p.candidate_noise_floor ? speedup_json(*p.candidate_noise_floor) : json(nullptr)},
-                        {"stop_reason", p.stop_reason},
-                        {"flags", p.flags},
-                        {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
-                        {"measure_s", optional_json(p.measure_s)},
-                        {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
-                        {"rounds_ms", p.rounds_ms}};
+    j["performance"] = {
+        {"reference", side_json(p.reference)},
+        {"candidate", side_json(p.candidate)},
+        {"speedup", speedup_json(p.speedup)},
+        {"paired_speedup", p.paired_speedup ? speedup_json(*p.paired_speedup) : json(nullptr)},
+        {"noise_floor", p.noise_floor ? speedup_json(*p.noise_floor) : json(nullptr)},
+        {"candidate_noise_floor",
+         p.candidate_noise_floor ? speedup_json(*p.candidate_noise_floor) : json(nullptr)},
+        {"stop_reason", p.stop_reason},
+        {"flags", p.flags},
+        {"memory_bandwidth_gbs", optional_json(p.memory_bandwidth_gbs)},
+        {"measure_s", optional_json(p.measure_s)},
+        {"foreign_cpu_share", optional_json(p.foreign_cpu_share)},
+        {"rounds_ms", p.rounds_ms}};
     if (!p.clock.empty()) j["performance"]["clock"] = p.clock;
     if (p.inputs) {
       j["performance"]["inputs"] = {{"seed", p.inputs->seed},
@@ -485,6 +487,8 @@ CaseResult result_from_json(const json& j) {
     perf.reference = side_from(p.at("reference"));
     perf.candidate = side_from(p.at("candidate"));
     perf.speedup = speedup_from(p.at("speedup"));
+    if (auto ps = p.find("paired_speedup"); ps != p.end() && !ps->is_null())
+      perf.paired_speedup = speedup_from(*ps);
     if (auto nf = p.find("noise_floor"); nf != p.end() && !nf->is_null())
       perf.noise_floor = speedup_from(*nf);
     if (auto nf = p.find("candidate_noise_floor"); nf != p.end() && !nf->is_null())

@@ -127,6 +127,10 @@ struct Performance {
   // twin) in the same rounds; the interval is widened by both noise floors
   // (verify/stats.h).
   SpeedupEstimate speedup;
+  // The same ratio and its interval over the rounds alone, before the
+  // widening: where `speedup`'s width comes from the rounds and where from
+  // the process term the noise floors estimate. nullopt in older records.
+  std::optional<SpeedupEstimate> paired_speedup;
   // Reference against itself (A/A): the reference worker against its twin.
   std::optional<SpeedupEstimate> noise_floor;
   // The candidate against itself the same way: its worker against its twin.

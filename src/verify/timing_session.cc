@@ -439,6 +439,7 @@ Performance TimingSession::summarize(const std::string& stop_reason) {
   perf.candidate_noise_floor = paired_speedup_estimate(of(Role::kCandidate), of(Role::kCandidateTwin));
   if (auto paired = paired_speedup_estimate(both_references(), both_candidates())) {
     perf.speedup = *paired;
+    perf.paired_speedup = *paired;
     for (const auto& floor : {perf.noise_floor, perf.candidate_noise_floor}) {
       if (floor) perf.speedup = widen_by_noise_floor(perf.speedup, *floor);
     }

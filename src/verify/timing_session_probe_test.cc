@@ -320,6 +320,12 @@ TEST(TimingSession, AProcessEffectOnTheTwinWidensTheInterval) {
   EXPECT_NEAR(p.speedup.ci95->lo, std::sqrt(1.04) / 1.04, 1e-9);
   EXPECT_NEAR(p.speedup.ci95->hi, std::sqrt(1.04) * 1.04, 1e-9);
   EXPECT_LT(p.speedup.ci95->lo, 1.0);
+  // The record keeps the paired interval too: all of the width is the
+  // process term's.
+  ASSERT_TRUE(p.paired_speedup && p.paired_speedup->ci95);
+  EXPECT_NEAR(p.paired_speedup->median, p.speedup.median, 1e-9);
+  EXPECT_NEAR(p.paired_speedup->ci95->lo, std::sqrt(1.04), 1e-9);
+  EXPECT_NEAR(p.paired_speedup->ci95->hi, std::sqrt(1.04), 1e-9);
   ASSERT_TRUE(p.candidate_noise_floor);
   EXPECT_NEAR(p.candidate_noise_floor->median, 1.0, 1e-9);
   EXPECT_EQ(p.reference.samples, p.candidate.samples);  // two workers each
@@ -338,7 +344,7 @@ TEST(TimingSession, AProcessEffectOnTheCandidateTwinWidensTheIntervalToo) {
   EXPECT_GT(p.speedup.ci95->hi, 1.0);
 }
 
-TEST(TimingSession, BothNoiseFloorsAndFourMediansPerRoundSurviveTheResultJson) {
+TEST(TimingSession, BothNoiseFloorsThePairedIntervalAndFourMediansPerRoundSurviveTheResultJson) {
   auto performance = timed_with_twins(1.02, 1.04);
   ASSERT_TRUE(performance);
   CaseResult r;
@@ -347,11 +353,13 @@ TEST(TimingSession, BothNoiseFloorsAndFourMediansPerRoundSurviveTheResultJson) {
   ASSERT_TRUE(back.performance && back.performance->noise_floor && back.performance->candidate_noise_floor);
   EXPECT_NEAR(back.performance->noise_floor->median, 1 / 1.02, 1e-9);
   EXPECT_NEAR(back.performance->candidate_noise_floor->median, 1 / 1.04, 1e-9);
+  ASSERT_TRUE(back.performance->paired_speedup && back.performance->paired_speedup->ci95 &&
+              performance->paired_speedup && performance->paired_speedup->ci95);
+  EXPECT_NEAR(back.performance->paired_speedup->ci95->lo, performance->paired_speedup->ci95->lo, 1e-9);
   EXPECT_EQ(back.performance->rounds_ms, performance->rounds_ms);
   ASSERT_FALSE(back.performance->rounds_ms.empty());
   EXPECT_DOUBLE_EQ(back.performance->rounds_ms.front()[3], 1.04 * kCallNs / 1e6);
 }
-
 
 }  // namespace
 }  // namespace kgym::verify
