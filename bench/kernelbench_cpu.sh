@@ -200,9 +200,11 @@ cost_lines = ["", "## Where the timing goes", "",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 def med(values, fmt="{:.3f}"):
     return fmt.format(statistics.median(values)) if values else "-"
+def interval_width(estimate):
+    ci = (estimate or {}).get("ci95")
+    return ci[1] - ci[0] if ci else None
 def width_of(i):
-    ci = results[i]["performance"]["speedup"]["ci95"]
-    return ci[1] - ci[0]
+    return interval_width(results[i]["performance"]["speedup"])
 for level in levels:
     timed = [i for i in results if i.startswith(level + "/") and results[i]["verdict"] == "pass"
              and (results[i].get("performance") or {}).get("speedup", {}).get("ci95")]
@@ -230,9 +232,6 @@ split_lines = ["", "## Where the width comes from", "",
                "and the median width after the widening; the same for the cases with 16 rounds or more.", "",
                "| level | cases | paired width | paired holds 1 | process term R/T | process term C/D | width | paired width, >= 16 rounds | width, >= 16 rounds (cases) |",
                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-def interval_width(estimate):
-    ci = (estimate or {}).get("ci95")
-    return ci[1] - ci[0] if ci else None
 def term(floor):
     m = (floor or {}).get("median")
     return abs(m - 1) if m else None
@@ -250,7 +249,7 @@ for level in levels:
     long = [p for p in perf.values() if len(p.get("rounds_ms") or []) >= 16]
     split_lines.append(
         f"| {level} | {len(perf)} | {med(paired)} | {holds} of {len(perf)} | {med(ref_terms, '{:.1%}')} | "
-        f"{med(cand_terms, '{:.1%}')} | {med([interval_width(p['speedup']) for p in perf.values()])} | "
+        f"{med(cand_terms, '{:.1%}')} | {med([width_of(i) for i in perf])} | "
         f"{med([interval_width(p['paired_speedup']) for p in long])} | {med([interval_width(p['speedup']) for p in long])} ({len(long)}) |")
 lines += cost_lines + split_lines
 lines += roof_lines + roof_details
